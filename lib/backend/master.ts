@@ -1,0 +1,161 @@
+import type { Connection } from '../connection';
+import { isCluster } from '../connection';
+import { scripts } from '../scripts';
+import { Subscriber } from '../subscriber';
+import { withTimeout, CommandTimeoutError } from '../timeout';
+import { clusterSlot } from './slot';
+import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types';
+
+/** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
+const RENEW_CHUNK = 500;
+
+const now = () => performance.now();
+
+/** One Redis master, or an ioredis Cluster (scripts touch one slot each, so ioredis routes them). */
+export class Master implements Backend {
+  readonly size = 1;
+  private readonly subscriber: Subscriber;
+  private readonly publish: 'publish' | 'spublish';
+  private readonly cluster: boolean;
+  private wasReady: boolean;
+  private readonly onReady = () => {
+    this.wasReady = true;
+  };
+
+  constructor(readonly connection: Connection) {
+    this.cluster = isCluster(connection);
+    this.publish = this.cluster ? 'spublish' : 'publish';
+    this.subscriber = new Subscriber(connection);
+    this.wasReady = connection.status === 'ready';
+    connection.on('ready', this.onReady);
+  }
+
+  /**
+   * True while ioredis is reconnecting after having been connected: a command would
+   * only sit in its offline queue, so quorum mode counts the master out at once.
+   */
+  get down(): boolean {
+    const s = this.connection.status;
+    return s === 'end' || s === 'close' || s === 'reconnecting' || (this.wasReady && s === 'connecting');
+  }
+
+  async acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+    const sentAt = now();
+    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
+    let reply: number[];
+    try {
+      reply = await withTimeout(call, timeout, `acquire '${k.name}'`);
+    } catch (error) {
+      if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
+      throw error;
+    }
+    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease };
+    return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+  }
+
+  /** An acquisition we gave up on may still be carried out by the server: take back what it granted. */
+  undoLateGrant(call: Promise<number[]>, k: LockKeys, owner: string): void {
+    call.then(
+      (reply) => {
+        if (reply[0] === 1) this.release(k, owner, undefined, 5_000).catch(() => undefined);
+      },
+      () => undefined,
+    );
+  }
+
+  async release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
+    const sentAt = now();
+    const reply = (await withTimeout(
+      scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0]),
+      timeout,
+      `release '${k.name}'`,
+    )) as number[];
+    switch (reply[0]) {
+      case 0:
+        return { kind: 'notHeld' };
+      case 1:
+        return { kind: 'decremented', count: Number(reply[1]) };
+      case 3:
+        return { kind: 'handedOff', token: Number(reply[1]), validUntil: sentAt + (next?.lease ?? 0) };
+      default:
+        return { kind: 'released' };
+    }
+  }
+
+  async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
+    const sentAt = now();
+    const outcomes: RenewOutcome[] = new Array(items.length);
+    const calls: Promise<void>[] = [];
+    for (const group of this.groups(items)) {
+      for (let start = 0; start < group.length; start += RENEW_CHUNK) {
+        const chunk = group.slice(start, start + RENEW_CHUNK);
+        const keys = chunk.map((i) => items[i].keys.key);
+        const args: (string | number)[] = [];
+        for (const i of chunk) args.push(items[i].owner, items[i].lease);
+        calls.push(
+          withTimeout(scripts.renew.run(this.connection, keys, args) as Promise<number[]>, timeout, 'renewal').then(
+            (reply) => {
+              chunk.forEach((i, j) => {
+                const r = Number(reply[j]);
+                outcomes[i] = r === 1 ? { ok: true, validUntil: sentAt + items[i].lease } : { ok: false, reason: r === 2 ? 'taken' : 'deleted' };
+              });
+            },
+            (error: Error) => {
+              for (const i of chunk) outcomes[i] = { ok: false, error };
+            },
+          ),
+        );
+      }
+    }
+    await Promise.all(calls);
+    return outcomes;
+  }
+
+  /** Indexes of items, grouped so that each group's keys share a cluster slot (one group on a plain master). */
+  private groups(items: readonly RenewItem[]): number[][] {
+    if (!this.cluster) return [items.map((_, i) => i)];
+    const bySlot = new Map<number, number[]>();
+    items.forEach((item, i) => {
+      const slot = clusterSlot(item.keys.key);
+      const group = bySlot.get(slot);
+      if (group) group.push(i);
+      else bySlot.set(slot, [i]);
+    });
+    return [...bySlot.values()];
+  }
+
+  async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    const reply = await withTimeout(scripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish]), timeout, `forceUnlock '${k.name}'`);
+    return Number(reply) === 1;
+  }
+
+  async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
+    return (await withTimeout(this.connection.exists(k.key), timeout, `isLocked '${k.name}'`)) === 1;
+  }
+
+  async holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
+    const v = await withTimeout(this.connection.hget(k.key, owner), timeout, `getHoldCount '${k.name}'`);
+    return v === null ? 0 : Number(v);
+  }
+
+  async pttl(k: LockKeys, timeout: number): Promise<number> {
+    return withTimeout(this.connection.pttl(k.key), timeout, `remainTimeToLive '${k.name}'`);
+  }
+
+  async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {
+    await withTimeout(scripts.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, `fence floor '${k.name}'`);
+  }
+
+  subscribe(k: LockKeys, listener: () => void): Promise<void> {
+    return this.subscriber.subscribe(k.channel, listener, 2_000);
+  }
+
+  unsubscribe(k: LockKeys): Promise<void> {
+    return this.subscriber.unsubscribe(k.channel, 2_000);
+  }
+
+  async close(): Promise<void> {
+    this.connection.off('ready', this.onReady);
+    await this.subscriber.close();
+  }
+}

@@ -1,0 +1,225 @@
+import { QuorumError, type Vote } from '../errors/QuorumError';
+import { LockError } from '../errors/LockError';
+import type { Master } from './master';
+import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types';
+
+const now = () => performance.now();
+
+type Reply<T> = { ok: true; value: T } | { ok: false; error: Error };
+
+const DOWN = new LockError('master is down (ioredis is reconnecting)');
+
+/**
+ * N independent masters (the Redlock algorithm on Redisson's data model): every call
+ * goes to all masters in parallel and needs floor(N/2)+1 of them.
+ *
+ * Fencing tokens across majorities. Each master mints tokens from its own counter;
+ * an acquisition returns the maximum T its granting majority minted, after raising
+ * every master that answered (granted or not) to at least T ("floor"), and it only
+ * succeeds when a majority of masters is known to be at >= T. The next acquisition's
+ * majority intersects that majority, and an intersecting master mints > T, so its
+ * maximum exceeds T. A master restarted empty mints a low token, but it is not alone
+ * in any majority with fewer than a minority of faults, and the next acquisition it
+ * answers raises it again, so rolling restarts (one at a time, with an acquisition in
+ * between) never make tokens go backwards.
+ */
+export class Quorum implements Backend {
+  readonly size: number;
+  readonly quorum: number;
+
+  constructor(
+    readonly masters: readonly Master[],
+    private readonly driftFactor: number,
+  ) {
+    this.size = masters.length;
+    this.quorum = Math.floor(masters.length / 2) + 1;
+  }
+
+  private drift(lease: number): number {
+    return Math.floor(lease * this.driftFactor) + 2;
+  }
+
+  /** Sends to every master that is up; a down master answers an error at once. */
+  private all<T>(call: (m: Master) => Promise<T>): Promise<Reply<T>>[] {
+    return this.masters.map((m) =>
+      m.down
+        ? Promise.resolve({ ok: false as const, error: DOWN })
+        : call(m).then(
+            (value) => ({ ok: true as const, value }),
+            (error: Error) => ({ ok: false as const, error }),
+          ),
+    );
+  }
+
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+    const start = now();
+    const replies = this.all((m) => m.acquire(k, owner, lease, timeout));
+    return new Promise<AcquireResult>((resolve, reject) => {
+      const votes: (Vote | undefined)[] = new Array(this.size);
+      const counters: (number | undefined)[] = new Array(this.size);
+      let decided: 'granted' | 'failed' | undefined;
+      let granted = 0;
+      let held = 0;
+      let errors = 0;
+      let finalToken = 0;
+      const fail = () => {
+        decided = 'failed';
+        votes.forEach((v, i) => v?.outcome === 'granted' && this.undo(i, k, owner));
+        const all = this.votes(votes);
+        if (errors > this.size - this.quorum) reject(new QuorumError(k.name, 'acquire', this.quorum, all));
+        else resolve({ granted: false, pttl: Math.min(1_000, ...all.flatMap((v) => (v.outcome === 'held' ? [v.pttl] : []))) });
+      };
+      replies.forEach((p, i) =>
+        p.then((reply) => {
+          if (reply.ok && reply.value.granted) {
+            votes[i] = { master: i, outcome: 'granted', token: reply.value.token };
+            counters[i] = reply.value.token;
+            granted += 1;
+          } else if (reply.ok && !reply.value.granted) {
+            votes[i] = { master: i, outcome: 'held', pttl: reply.value.pttl };
+            counters[i] = reply.value.counter;
+            held += 1;
+          } else {
+            votes[i] = { master: i, outcome: 'error', error: (reply as { error: Error }).error };
+            errors += 1;
+          }
+          if (decided === 'failed') {
+            // Late: the decision went against us, give back what this master granted.
+            if (votes[i]?.outcome === 'granted') this.undo(i, k, owner);
+            return;
+          }
+          if (decided === 'granted') {
+            // Late but ours: keep it, and lift this master's counter to the token given out.
+            if (counters[i] !== undefined && counters[i]! < finalToken) this.masters[i].fenceFloor(k, finalToken, timeout).catch(() => undefined);
+            return;
+          }
+          if (granted >= this.quorum) {
+            decided = 'granted';
+            const validity = lease - (now() - start) - this.drift(lease);
+            if (validity <= 0) {
+              errors = 0;
+              return fail();
+            }
+            finalToken = Math.max(...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])));
+            this.raiseFloors(k, counters, finalToken, timeout).then(
+              () => resolve({ granted: true, token: finalToken, reentered: false, validUntil: start + lease - this.drift(lease) }),
+              () => {
+                // Fewer than a majority is known to be at >= the token: handing it out
+                // could let a later majority mint a smaller one.
+                errors = this.size;
+                fail();
+              },
+            );
+          } else if (held + errors > this.size - this.quorum) {
+            fail();
+          }
+        }),
+      );
+    });
+  }
+
+  /** Raise every master that answered to at least token; resolves when a majority is known to be there. */
+  private async raiseFloors(k: LockKeys, counters: readonly (number | undefined)[], token: number, timeout: number): Promise<void> {
+    let atFloor = counters.filter((c) => c !== undefined && c >= token).length;
+    const raises = counters.map((c, i) =>
+      c !== undefined && c < token
+        ? this.masters[i].fenceFloor(k, token, timeout).then(
+            () => void (atFloor += 1),
+            () => undefined,
+          )
+        : undefined,
+    );
+    await Promise.all(raises);
+    if (atFloor < this.quorum) throw new Error('fence floor not on a majority');
+  }
+
+  private undo(master: number, k: LockKeys, owner: string): void {
+    this.masters[master].release(k, owner, undefined, 5_000).catch(() => undefined);
+  }
+
+  private votes(votes: readonly (Vote | undefined)[]): Vote[] {
+    return votes.map((v, i) => v ?? { master: i, outcome: 'error', error: new LockError('no reply yet') });
+  }
+
+  /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
+  async release(k: LockKeys, owner: string, _next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
+    const replies = await Promise.all(this.all((m) => m.release(k, owner, undefined, timeout)));
+    let count = 0;
+    let released = 0;
+    let notHeld = 0;
+    for (const r of replies) {
+      if (!r.ok) continue;
+      if (r.value.kind === 'decremented') count = Math.max(count, r.value.count);
+      else if (r.value.kind === 'released') released += 1;
+      else if (r.value.kind === 'notHeld') notHeld += 1;
+    }
+    if (count > 0) return { kind: 'decremented', count };
+    if (released > 0) return { kind: 'released' };
+    if (notHeld > 0) return { kind: 'notHeld' };
+    throw new QuorumError(k.name, 'release', this.quorum, this.errorVotes(replies));
+  }
+
+  async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
+    const sentAt = now();
+    const perMaster = await Promise.all(this.all((m) => m.renew(items, timeout)));
+    return items.map((item, i) => {
+      let ok = 0;
+      let gone = 0;
+      let error: Error | undefined;
+      for (const reply of perMaster) {
+        if (!reply.ok) error = reply.error;
+        else {
+          const o = reply.value[i];
+          if (o.ok) ok += 1;
+          else if ('reason' in o) gone += 1;
+          else error = o.error;
+        }
+      }
+      if (ok >= this.quorum) return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
+      if (gone > this.size - this.quorum) return { ok: false, reason: 'quorum' };
+      return { ok: false, error: error ?? new LockError('renewal reached no majority') };
+    });
+  }
+
+  async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    const replies = await Promise.all(this.all((m) => m.forceUnlock(k, timeout)));
+    if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'forceUnlock', this.quorum, this.errorVotes(replies));
+    return replies.some((r) => r.ok && r.value);
+  }
+
+  /** A value a majority agrees is at least this: the quorum-th largest answer. */
+  private async majority(name: string, action: string, replies: Promise<Reply<number>>[]): Promise<number> {
+    const settled = await Promise.all(replies);
+    const values = settled.flatMap((r) => (r.ok ? [r.value] : [])).sort((a, b) => b - a);
+    if (values.length < this.quorum) throw new QuorumError(name, action, this.quorum, this.errorVotes(settled));
+    return values[this.quorum - 1];
+  }
+
+  async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
+    return (await this.majority(k.name, 'check', this.all((m) => m.isLocked(k, timeout).then(Number)))) === 1;
+  }
+
+  holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
+    return this.majority(k.name, 'count holds of', this.all((m) => m.holdCount(k, owner, timeout)));
+  }
+
+  pttl(k: LockKeys, timeout: number): Promise<number> {
+    return this.majority(k.name, 'read the TTL of', this.all((m) => m.pttl(k, timeout)));
+  }
+
+  async subscribe(k: LockKeys, listener: () => void): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.subscribe(k, listener)));
+  }
+
+  async unsubscribe(k: LockKeys): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.unsubscribe(k)));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.close()));
+  }
+
+  private errorVotes(replies: readonly Reply<unknown>[]): Vote[] {
+    return replies.map((r, i) => (r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
+  }
+}

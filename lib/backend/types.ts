@@ -1,0 +1,52 @@
+import type { Vote } from '../errors/QuorumError';
+
+/** The Redis names of one lock: all three share the `{name}` hash tag, so one cluster slot. */
+export interface LockKeys {
+  readonly name: string;
+  readonly key: string;
+  readonly fence: string;
+  readonly channel: string;
+}
+
+export type AcquireResult =
+  | { granted: true; token: number; reentered: boolean; validUntil: number }
+  | { granted: false; pttl: number; counter?: number };
+
+export type ReleaseResult =
+  | { kind: 'notHeld' }
+  | { kind: 'decremented'; count: number }
+  | { kind: 'released' }
+  | { kind: 'handedOff'; token: number; validUntil: number };
+
+export interface RenewItem {
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly lease: number;
+}
+
+/** Per item: renewed (with the time the renewal was sent), or why not; an Error is transient. */
+export type RenewOutcome = { ok: true; validUntil: number } | { ok: false; reason: 'taken' | 'deleted' | 'quorum' } | { ok: false; error: Error };
+
+export interface NextOwner {
+  readonly owner: string;
+  readonly lease: number;
+}
+
+/** One master or an ioredis Cluster (Master), or N independent masters (Quorum): the same calls. */
+export interface Backend {
+  /** How many independent masters vote (1 for a single master or a Cluster). */
+  readonly size: number;
+  acquire(keys: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult>;
+  renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
+  forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
+  isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
+  holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
+  pttl(keys: LockKeys, timeout: number): Promise<number>;
+  /** Subscribe `listener` to the lock's channel on every master; resolves once subscribed. */
+  subscribe(keys: LockKeys, listener: () => void): Promise<void>;
+  unsubscribe(keys: LockKeys): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type { Vote };

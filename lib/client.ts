@@ -1,0 +1,440 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'eventemitter3';
+import type { AcquireResult, Backend, LockKeys } from './backend/types';
+import { Master } from './backend/master';
+import { Quorum } from './backend/quorum';
+import { checkConnections, type Connection } from './connection';
+import { LockError } from './errors/LockError';
+import { LockLostError, type LossReason } from './errors/LockLostError';
+import { LockNotHeldError } from './errors/LockNotHeldError';
+import type { ClientEvents, LockEvents } from './events';
+import { Hold } from './hold';
+import { Lock } from './lock';
+import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options';
+import { newScope, runInScope, type Scope } from './scope';
+import { WaitQueue, type Waiter } from './waiting';
+import { Watchdog } from './watchdog';
+
+const now = () => performance.now();
+
+/**
+ * Entry point: one per process (or per Redis topology). Hands out cheap Lock handles,
+ * owns the hold registry, the local wait queues, the pub/sub subscriptions and the
+ * watchdog of every lock taken through it.
+ */
+export class LockClient extends EventEmitter<ClientEvents> {
+  /** Random per client: the first half of every owner id it writes (`clientId:scopeId`). */
+  readonly id: string = randomUUID();
+  /** @internal */ readonly options: ResolvedOptions;
+  /** @internal */ readonly backend: Backend;
+  private readonly watchdog: Watchdog;
+  /** key -> owner -> hold: what this client holds, as far as it knows. */
+  private readonly holds = new Map<string, Map<string, Hold>>();
+  private readonly queues = new Map<string, WaitQueue>();
+  private readonly perName = new Map<string, EventEmitter<LockEvents>>();
+  private lastUnscoped = 0;
+  private closed = false;
+
+  /**
+   * @param connection an ioredis Redis or Cluster, or an array of independent Redis
+   *   masters (quorum mode). holdfast never closes them.
+   */
+  constructor(connection: Connection | readonly Connection[], options?: ClientOptions) {
+    super();
+    const connections = checkConnections(connection);
+    this.options = resolveClientOptions(options);
+    const masters = connections.map((c) => new Master(c));
+    this.backend = Array.isArray(connection) ? new Quorum(masters, this.options.driftFactor) : masters[0];
+    this.watchdog = new Watchdog(this.backend, {
+      renewed: (hold) => this.publish('renewed', hold.keys.name, { name: hold.keys.name, owner: hold.owner, leaseTime: hold.lease }),
+      renewalFailed: (hold, error, attempt) =>
+        this.publish('renewalFailed', hold.keys.name, { name: hold.keys.name, owner: hold.owner, error, attempt }),
+      lost: (hold, reason, cause) => this.lose(hold, reason, cause),
+    });
+  }
+
+  /** A handle on the lock called `name`; cheap, any number per name. */
+  getLock(name: string): Lock {
+    this.assertOpen();
+    return new Lock(this, checkName(name));
+  }
+
+  /** Runs fn in a new owner scope: locks taken inside reenter, and are its own. */
+  scope<T>(fn: () => T): T {
+    if (typeof fn !== 'function') throw new TypeError(`scope(fn): fn must be a function, got ${describe(fn)}`);
+    return runInScope(newScope(), fn);
+  }
+
+  /**
+   * Stops the watchdog (held locks expire at the end of their lease), rejects pending
+   * waits with a LockError, drops subscriptions. The user's connections stay open.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new LockError('client closed');
+    for (const queue of this.queues.values()) {
+      for (const waiter of [...queue.waiters]) waiter.reject(error);
+      queue.wake();
+    }
+    this.watchdog.stop();
+    await this.backend.close();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  // ---- internals used by Lock -------------------------------------------------------
+
+  /** @internal */
+  assertOpen(): void {
+    if (this.closed) throw new LockError('client closed');
+  }
+
+  /** @internal */
+  keysOf(name: string): LockKeys {
+    const key = `${this.options.keyPrefix}{${name}}`;
+    return { name, key, fence: `${key}:fence`, channel: `${key}:ch` };
+  }
+
+  /** @internal */
+  ownerOf(scope: Scope): string {
+    return `${this.id}:${scope.id}`;
+  }
+
+  /** @internal An owner for one acquisition made outside every scope. */
+  unscopedOwner(): string {
+    return `${this.id}:~${(++this.lastUnscoped).toString(36)}`;
+  }
+
+  /** @internal */
+  holdOf(key: string, owner: string): Hold | undefined {
+    return this.holds.get(key)?.get(owner);
+  }
+
+  /** @internal Bound of one Redis call about a lock with this lease. */
+  timeoutFor(lease: number): number {
+    return this.options.commandTimeout ?? Math.min(5_000, Math.max(100, Math.floor(lease / 3)));
+  }
+
+  /** @internal */
+  events(name: string, create: boolean): EventEmitter<LockEvents> | undefined {
+    let emitter = this.perName.get(name);
+    if (!emitter && create) {
+      emitter = new EventEmitter<LockEvents>();
+      this.perName.set(name, emitter);
+    }
+    return emitter;
+  }
+
+  /** @internal Drops a handle's per-name emitter once nobody listens to it. */
+  releaseEvents(name: string): void {
+    const emitter = this.perName.get(name);
+    if (emitter && emitter.eventNames().length === 0) this.perName.delete(name);
+  }
+
+  /**
+   * @internal Takes the lock for owner: reentry, one attempt, or a wait in the local
+   * queue. Resolves with the hold, or null when waitTime ran out.
+   */
+  async acquire(keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+    this.assertOpen();
+    signal?.throwIfAborted();
+    const start = now();
+    const lease = leaseTime ?? this.options.watchdogTimeout;
+    const watchdog = leaseTime === undefined;
+    const mine = this.holdOf(keys.key, owner);
+    const queue = this.queues.get(keys.key);
+    // No barging: with local waiters queued, or the lock held by another local owner,
+    // a waiting caller joins the queue and gets the lock handed over in turn.
+    const queueFirst = !mine?.live && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner));
+    if (!queueFirst) {
+      const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease));
+      const result = await this.abortable(call, signal, keys, owner);
+      if (result.granted) return this.register(keys, owner, lease, watchdog, result, start);
+      if (mine?.live) this.lose(mine, 'taken');
+      if (waitTime === 0) return null;
+    }
+    return this.wait(keys, owner, lease, watchdog, start + (waitTime ?? Infinity), start, signal);
+  }
+
+  /** @internal Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */
+  async release(hold: Hold): Promise<void> {
+    const { keys, owner } = hold;
+    if (hold.lost) {
+      hold.count -= 1;
+      if (hold.count <= 0) this.forget(hold);
+      throw hold.lost;
+    }
+    if (hold.released) throw new LockNotHeldError(keys.name, 'it was already released');
+    const timeout = this.timeoutFor(hold.lease);
+    if (hold.count > 1) {
+      hold.count -= 1;
+      let result;
+      try {
+        result = await this.backend.release(keys, owner, undefined, timeout);
+      } catch (error) {
+        hold.count += 1;
+        throw new LockError(`unlock of '${keys.name}' failed; the hold is unchanged`, { cause: error, lockName: keys.name });
+      }
+      if (result.kind === 'decremented') {
+        hold.count = result.count;
+        return;
+      }
+      if (result.kind === 'notHeld') {
+        this.lose(hold, 'deleted');
+        hold.count = 0;
+        this.forget(hold);
+        throw hold.lost ?? new LockNotHeldError(keys.name);
+      }
+      // 'released': Redis had fewer levels than we did (a master restarted): done.
+      this.finishRelease(hold);
+      return;
+    }
+    // The last level: from here on the watchdog never sends a renewal for this hold.
+    hold.released = true;
+    this.watchdog.untrack(hold);
+    const queue = this.queues.get(keys.key);
+    const next = queue?.next();
+    if (next) next.claimed = true;
+    let result;
+    try {
+      result = await this.backend.release(keys, owner, next && { owner: next.owner, lease: next.lease }, timeout);
+    } catch (error) {
+      this.forget(hold);
+      if (next) next.claimed = false;
+      queue?.wake();
+      throw new LockError(`unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error, lockName: keys.name });
+    }
+    switch (result.kind) {
+      case 'notHeld': {
+        if (next) next.claimed = false;
+        hold.released = false;
+        this.lose(hold, 'deleted');
+        this.forget(hold);
+        throw hold.lost ?? new LockNotHeldError(keys.name);
+      }
+      case 'decremented': {
+        // Redis counted more levels than we did (a late reentry not yet undone): keep holding.
+        if (next) next.claimed = false;
+        this.forget(hold);
+        if (!this.holdOf(keys.key, owner)?.live) {
+          hold.released = false;
+          hold.count = result.count;
+          this.remember(hold);
+          this.watchdog.track(hold);
+        }
+        queue?.wake();
+        return;
+      }
+      case 'released':
+        if (next) next.claimed = false;
+        this.finishRelease(hold);
+        return;
+      case 'handedOff': {
+        this.finishRelease(hold);
+        if (!next) return;
+        next.claimed = false;
+        const granted = { granted: true as const, token: result.token, reentered: false, validUntil: result.validUntil };
+        if (next.settled) this.undo(keys, next.owner);
+        else next.resolve(this.register(keys, next.owner, next.lease, next.watchdog, granted, next.start));
+        return;
+      }
+    }
+  }
+
+  /** @internal Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */
+  async forceUnlock(keys: LockKeys): Promise<boolean> {
+    this.assertOpen();
+    const deleted = await this.backend.forceUnlock(keys, this.timeoutFor(this.options.watchdogTimeout));
+    for (const hold of this.holds.get(keys.key)?.values() ?? []) if (hold.live) this.lose(hold, 'deleted');
+    return deleted;
+  }
+
+  // ---- holds ----------------------------------------------------------------------
+
+  private register(keys: LockKeys, owner: string, lease: number, watchdog: boolean, result: AcquireResult & { granted: true }, start: number): Hold {
+    const current = this.holdOf(keys.key, owner);
+    if (current?.live) {
+      current.count += 1;
+      if (result.validUntil > current.validUntil) {
+        current.validUntil = result.validUntil;
+        this.watchdog.touched(current);
+      }
+      return current;
+    }
+    const hold = new Hold(keys, owner, result.token, lease, watchdog, result.validUntil);
+    this.remember(hold);
+    this.watchdog.track(hold);
+    this.publish('acquired', keys.name, { name: keys.name, owner, token: result.token, waitedMs: now() - start });
+    return hold;
+  }
+
+  private remember(hold: Hold): void {
+    let owners = this.holds.get(hold.keys.key);
+    if (!owners) this.holds.set(hold.keys.key, (owners = new Map()));
+    owners.set(hold.owner, hold);
+  }
+
+  private forget(hold: Hold): void {
+    const owners = this.holds.get(hold.keys.key);
+    if (owners?.get(hold.owner) !== hold) return;
+    owners.delete(hold.owner);
+    if (owners.size === 0) this.holds.delete(hold.keys.key);
+  }
+
+  private finishRelease(hold: Hold): void {
+    hold.count = 0;
+    hold.released = true;
+    this.watchdog.untrack(hold);
+    this.forget(hold);
+    this.publish('released', hold.keys.name, { name: hold.keys.name, owner: hold.owner });
+    this.queues.get(hold.keys.key)?.wake();
+  }
+
+  private lose(hold: Hold, reason: LossReason, cause?: unknown): void {
+    if (hold.lost || hold.released) return;
+    const error = new LockLostError(hold.keys.name, hold.owner, reason, cause);
+    hold.markLost(error);
+    this.watchdog.untrack(hold);
+    this.publish('lost', hold.keys.name, { name: hold.keys.name, owner: hold.owner, reason, error });
+    this.queues.get(hold.keys.key)?.wake();
+  }
+
+  /** A live hold on key by another owner of this client: the lock will be handed over locally. */
+  private heldLocally(key: string, exceptOwner: string): boolean {
+    for (const hold of this.holds.get(key)?.values() ?? []) if (hold.live && hold.owner !== exceptOwner) return true;
+    return false;
+  }
+
+  /** Give back a grant nobody will use (a waiter that left while it was on its way). */
+  private undo(keys: LockKeys, owner: string): void {
+    this.backend.release(keys, owner, undefined, this.timeoutFor(this.options.watchdogTimeout)).then(
+      () => this.queues.get(keys.key)?.wake(),
+      (error: Error) => this.emit('error', new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
+    );
+  }
+
+  /** Rejects as soon as signal aborts; a grant that still arrives is given back. */
+  private abortable(call: Promise<AcquireResult>, signal: AbortSignal | undefined, keys: LockKeys, owner: string): Promise<AcquireResult> {
+    if (!signal) return call;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        reject(signal.reason);
+        call.then((r) => r.granted && this.undo(keys, owner), () => undefined);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      call.then(
+        (r) => {
+          signal.removeEventListener('abort', onAbort);
+          if (!signal.aborted) resolve(r);
+        },
+        (e) => {
+          signal.removeEventListener('abort', onAbort);
+          if (!signal.aborted) reject(e);
+        },
+      );
+    });
+  }
+
+  // ---- waiting --------------------------------------------------------------------
+
+  private wait(keys: LockKeys, owner: string, lease: number, watchdog: boolean, deadline: number, start: number, signal: AbortSignal | undefined): Promise<Hold | null> {
+    return new Promise<Hold | null>((resolve, reject) => {
+      let queue = this.queues.get(keys.key);
+      if (!queue) this.queues.set(keys.key, (queue = new WaitQueue(keys)));
+      const q = queue;
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => waiter.reject(signal?.reason);
+      const finish = () => {
+        waiter.settled = true;
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        q.remove(waiter);
+        q.wake();
+      };
+      const waiter: Waiter = {
+        owner,
+        lease,
+        watchdog,
+        deadline,
+        start,
+        claimed: false,
+        settled: false,
+        resolve: (hold) => {
+          if (waiter.settled) return;
+          finish();
+          resolve(hold);
+        },
+        reject: (error) => {
+          if (waiter.settled) return;
+          finish();
+          reject(error);
+        },
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (deadline < Infinity) timer = setTimeout(() => waiter.resolve(null), Math.max(0, deadline - now()));
+      q.add(waiter);
+      if (!q.pumping) void this.pump(q);
+    });
+  }
+
+  /** Waits for the lock on behalf of the queue's head until the queue is empty. */
+  private async pump(queue: WaitQueue): Promise<void> {
+    const { keys } = queue;
+    queue.pumping = true;
+    try {
+      // Subscribe before the retry, so a release between the two is not missed.
+      await this.backend.subscribe(keys, () => queue.wake());
+      while (!this.closed && !queue.idle) {
+        const head = queue.next();
+        if (!head || this.heldLocally(keys.key, head.owner)) {
+          // A hand-off is under way, or a local owner will hand the lock over: the
+          // release, a loss or a leaving waiter wakes us.
+          await queue.sleep(Infinity);
+          continue;
+        }
+        head.claimed = true;
+        let result: AcquireResult;
+        try {
+          result = await this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease));
+        } catch (error) {
+          head.claimed = false;
+          head.reject(error);
+          continue;
+        }
+        head.claimed = false;
+        if (result.granted) {
+          if (head.settled) this.undo(keys, head.owner);
+          else head.resolve(this.register(keys, head.owner, head.lease, head.watchdog, result, head.start));
+          continue;
+        }
+        if (head.settled) continue;
+        // pttl -1: held without expiry, only a release message wakes us; -2: just freed.
+        const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+        await queue.sleep(Math.min(ttl, head.deadline - now()));
+      }
+    } catch (error) {
+      this.emit('error', error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      queue.pumping = false;
+      if (this.queues.get(keys.key) === queue) this.queues.delete(keys.key);
+      for (const waiter of [...queue.waiters]) waiter.reject(new LockError('client closed'));
+      await this.backend.unsubscribe(keys).catch(() => undefined);
+    }
+  }
+
+  // ---- events ---------------------------------------------------------------------
+
+  private publish<E extends keyof LockEvents>(event: E, name: string, payload: Parameters<LockEvents[E]>[0]): void {
+    // A throwing listener must not break the lock's bookkeeping; it is reported as 'error'.
+    try {
+      (this.emit as (e: string, p: unknown) => boolean)(event, payload);
+      (this.perName.get(name)?.emit as ((e: string, p: unknown) => boolean) | undefined)?.call(this.perName.get(name), event, payload);
+    } catch (error) {
+      this.emit('error', error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+}

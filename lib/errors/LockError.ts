@@ -1,0 +1,11 @@
+/** Base class of every error holdfast raises about a lock (bad arguments aside). */
+export class LockError extends Error {
+  /** The lock's name, when the error is about one lock. */
+  readonly lockName?: string;
+
+  constructor(message: string, options?: { cause?: unknown; lockName?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    if (options?.lockName !== undefined) this.lockName = options.lockName;
+  }
+}

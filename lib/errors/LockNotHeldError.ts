@@ -1,0 +1,8 @@
+import { LockError } from './LockError';
+
+/** unlock() from a scope or handle that does not hold the lock (Redisson: IllegalMonitorStateException). */
+export class LockNotHeldError extends LockError {
+  constructor(lockName: string, detail = 'it is not held by the current scope') {
+    super(`cannot unlock '${lockName}': ${detail}`, { lockName });
+  }
+}

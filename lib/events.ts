@@ -1,0 +1,45 @@
+import type { LossReason } from './errors/LockLostError';
+
+export interface AcquiredEvent {
+  name: string;
+  owner: string;
+  token: number;
+  /** Time from the call to the grant, in ms (0-ish when uncontended). */
+  waitedMs: number;
+}
+export interface ReleasedEvent {
+  name: string;
+  owner: string;
+}
+export interface RenewedEvent {
+  name: string;
+  owner: string;
+  leaseTime: number;
+}
+export interface RenewalFailedEvent {
+  name: string;
+  owner: string;
+  error: Error;
+  /** Failed attempts in a row; retried while the lease lasts. */
+  attempt: number;
+}
+export interface LostEvent {
+  name: string;
+  owner: string;
+  reason: LossReason;
+  error: Error;
+}
+
+/** Events of a LockClient (every lock) and of a Lock handle (its name only; no `error`). */
+export interface LockEvents {
+  acquired: (event: AcquiredEvent) => void;
+  released: (event: ReleasedEvent) => void;
+  renewed: (event: RenewedEvent) => void;
+  renewalFailed: (event: RenewalFailedEvent) => void;
+  lost: (event: LostEvent) => void;
+}
+
+export interface ClientEvents extends LockEvents {
+  /** Anything else that went wrong in the background; never an unhandled rejection. */
+  error: (error: Error) => void;
+}

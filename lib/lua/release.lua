@@ -1,0 +1,23 @@
+-- Drop one level of ARGV[1]'s hold. At zero, either hand the lock straight to the
+-- next waiter of the same client (ARGV[4], lease ARGV[5]) or delete it and wake
+-- the waiters. KEYS[1] lock hash, KEYS[2] fencing counter.
+-- ARGV[1] owner, ARGV[2] channel, ARGV[3] 'publish' or 'spublish',
+-- ARGV[4] next owner or '', ARGV[5] next owner's lease ms.
+-- Returns {0} not held, {1, count} still held, {2} released, {3, token} handed off.
+local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
+if redis.call('hexists', key, owner) == 0 then return {0} end
+local count = redis.call('hincrby', key, owner, -1)
+if count > 0 then return {1, count} end
+if ARGV[4] ~= '' then
+  -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
+  redis.call('hdel', key, owner)
+  redis.call('hset', key, ARGV[4], 1)
+  redis.call('pexpire', key, tonumber(ARGV[5]))
+  return {3, redis.call('incr', fence)}
+end
+redis.call('del', key)
+-- SPUBLISH (Cluster, Redis 7+) falls back to PUBLISH on servers without it.
+if ARGV[3] ~= 'spublish' or type(redis.pcall('spublish', ARGV[2], 'released')) == 'table' then
+  redis.call('publish', ARGV[2], 'released')
+end
+return {2}

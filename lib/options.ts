@@ -1,0 +1,164 @@
+// Argument checks and defaults. Everything here throws before anything is sent to
+// Redis, with a message that names the argument.
+
+export const MIN_LEASE = 100;
+
+export interface ClientOptions {
+  /** Lease of a hold taken without one, renewed every third of it. Default 30 000 ms. */
+  watchdogTimeout?: number;
+  /** Prefix of every key and channel holdfast writes. Default `holdfast:`. */
+  keyPrefix?: string;
+  /** Quorum mode: clock drift allowance as a fraction of the lease. Default 0.01. */
+  driftFactor?: number;
+  /** Bound on one Redis call made by holdfast. Default: a third of the lease concerned, within 100..5000 ms. */
+  commandTimeout?: number;
+}
+
+export interface ResolvedOptions {
+  watchdogTimeout: number;
+  keyPrefix: string;
+  driftFactor: number;
+  commandTimeout: number | undefined;
+}
+
+export interface LockOptions {
+  /** Lease in ms; omitted, the watchdog keeps the lock for as long as it is held. */
+  leaseTime?: number;
+  /** Aborting it rejects a pending wait with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface TryLockOptions extends LockOptions {
+  /** How long to wait for the lock, in ms; 0 makes one attempt. Default 0. */
+  waitTime?: number;
+}
+
+/** Options of run() and acquire(): waitTime omitted waits until held (or aborted). */
+export type ScopedOptions = TryLockOptions;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function checkKeys(where: string, value: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) throw new TypeError(`${where}: unknown option '${key}' (expected ${allowed.join(', ')})`);
+  }
+}
+
+export function checkLease(what: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TypeError(`${what} must be a finite number of milliseconds, got ${describe(value)}`);
+  }
+  if (value < MIN_LEASE) throw new RangeError(`${what} must be at least ${MIN_LEASE} ms, got ${value}`);
+  return Math.floor(value);
+}
+
+export function checkWait(what: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TypeError(`${what} must be a finite number of milliseconds, got ${describe(value)}`);
+  }
+  if (value < 0) throw new RangeError(`${what} must be at least 0, got ${value}`);
+  return Math.floor(value);
+}
+
+function checkSignal(what: string, value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) throw new TypeError(`${what} must be an AbortSignal, got ${describe(value)}`);
+  return value;
+}
+
+export function checkName(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError(`name must be a string, got ${describe(value)}`);
+  if (value.length === 0) throw new RangeError('name must not be empty');
+  if (value.length > 1024) throw new RangeError(`name must be at most 1024 characters, got ${value.length}`);
+  return value;
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}...` : value}'`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'undefined') return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? (value.constructor?.name ?? 'an object') : typeof value;
+}
+
+export function resolveClientOptions(options: unknown): ResolvedOptions {
+  if (options === undefined) options = {};
+  if (!isObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
+  checkKeys('options', options, ['watchdogTimeout', 'keyPrefix', 'driftFactor', 'commandTimeout']);
+  const watchdogTimeout = options.watchdogTimeout === undefined ? 30_000 : checkLease('options.watchdogTimeout', options.watchdogTimeout);
+  let keyPrefix = 'holdfast:';
+  if (options.keyPrefix !== undefined) {
+    if (typeof options.keyPrefix !== 'string') throw new TypeError(`options.keyPrefix must be a string, got ${describe(options.keyPrefix)}`);
+    if (/[{}]/.test(options.keyPrefix)) throw new RangeError('options.keyPrefix must not contain { or }: holdfast puts the lock name in the hash tag');
+    keyPrefix = options.keyPrefix;
+  }
+  let driftFactor = 0.01;
+  if (options.driftFactor !== undefined) {
+    const d = options.driftFactor;
+    if (typeof d !== 'number' || !Number.isFinite(d)) throw new TypeError(`options.driftFactor must be a finite number, got ${describe(d)}`);
+    if (d < 0 || d >= 0.5) throw new RangeError(`options.driftFactor must be in [0, 0.5), got ${d}`);
+    driftFactor = d;
+  }
+  let commandTimeout: number | undefined;
+  if (options.commandTimeout !== undefined) {
+    const t = options.commandTimeout;
+    if (typeof t !== 'number' || !Number.isFinite(t)) throw new TypeError(`options.commandTimeout must be a finite number of milliseconds, got ${describe(t)}`);
+    if (t < 1) throw new RangeError(`options.commandTimeout must be at least 1 ms, got ${t}`);
+    commandTimeout = Math.floor(t);
+  }
+  return { watchdogTimeout, keyPrefix, driftFactor, commandTimeout };
+}
+
+export interface ResolvedLock {
+  leaseTime: number | undefined;
+  waitTime: number | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** lock(), lock(lease), lock({ leaseTime, signal }). */
+export function resolveLockArgs(arg: unknown, extra: number): ResolvedLock {
+  if (extra > 1) throw new TypeError(`lock() takes at most one argument, got ${extra}`);
+  if (arg === undefined) return { leaseTime: undefined, waitTime: undefined, signal: undefined };
+  if (typeof arg === 'number') return { leaseTime: checkLease('leaseTime', arg), waitTime: undefined, signal: undefined };
+  if (!isObject(arg)) throw new TypeError(`lock() takes a lease in ms or { leaseTime, signal }, got ${describe(arg)}`);
+  checkKeys('lock() options', arg, ['leaseTime', 'signal']);
+  return {
+    leaseTime: arg.leaseTime === undefined ? undefined : checkLease('leaseTime', arg.leaseTime),
+    waitTime: undefined,
+    signal: checkSignal('signal', arg.signal),
+  };
+}
+
+/** tryLock(), tryLock(wait), tryLock(wait, lease), tryLock({ waitTime, leaseTime, signal }). */
+export function resolveTryLockArgs(a: unknown, b: unknown, count: number): ResolvedLock {
+  if (count > 2) throw new TypeError(`tryLock() takes at most two arguments, got ${count}`);
+  if (a === undefined && b === undefined) return { leaseTime: undefined, waitTime: 0, signal: undefined };
+  if (typeof a === 'number' || (a === undefined && b !== undefined)) {
+    return {
+      waitTime: a === undefined ? 0 : checkWait('waitTime', a),
+      leaseTime: b === undefined ? undefined : checkLease('leaseTime', b),
+      signal: undefined,
+    };
+  }
+  if (!isObject(a)) throw new TypeError(`tryLock() takes (waitTime, leaseTime) or { waitTime, leaseTime, signal }, got ${describe(a)}`);
+  if (b !== undefined) throw new TypeError('tryLock(options) takes no second argument');
+  return resolveScoped(a, 'tryLock() options', 0);
+}
+
+/** run(fn, opts) and acquire(opts): waitTime omitted waits until held. */
+export function resolveScopedArgs(opts: unknown, where: string): ResolvedLock {
+  if (opts === undefined) return { leaseTime: undefined, waitTime: undefined, signal: undefined };
+  if (!isObject(opts)) throw new TypeError(`${where} must be an object, got ${describe(opts)}`);
+  return resolveScoped(opts, where, undefined);
+}
+
+function resolveScoped(opts: Record<string, unknown>, where: string, defaultWait: number | undefined): ResolvedLock {
+  checkKeys(where, opts, ['waitTime', 'leaseTime', 'signal']);
+  return {
+    waitTime: opts.waitTime === undefined ? defaultWait : checkWait('waitTime', opts.waitTime),
+    leaseTime: opts.leaseTime === undefined ? undefined : checkLease('leaseTime', opts.leaseTime),
+    signal: checkSignal('signal', opts.signal),
+  };
+}

@@ -1,0 +1,98 @@
+import type { Connection } from './connection';
+import { isCluster } from './connection';
+import { withTimeout } from './timeout';
+
+type Listener = () => void;
+
+/**
+ * One pub/sub connection per master, opened on the first wait and duplicated from
+ * the user's connection. Channels are subscribed while someone waits on them and
+ * dropped when the last waiter leaves; operations on one channel run in order, so a
+ * quick subscribe/unsubscribe/subscribe ends subscribed.
+ */
+export class Subscriber {
+  private connection: Connection | undefined;
+  private sharded = false;
+  private readonly listeners = new Map<string, Listener>();
+  private readonly queues = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly source: Connection) {}
+
+  /** Resolves once subscribed, or after `timeout` (waiters then fall back to the lock's TTL). */
+  subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
+    this.listeners.set(channel, listener);
+    return this.enqueue(channel, timeout, async (c) => {
+      if (this.listeners.has(channel)) await this.command(c, 'subscribe', channel);
+    });
+  }
+
+  unsubscribe(channel: string, timeout: number): Promise<void> {
+    this.listeners.delete(channel);
+    return this.enqueue(channel, timeout, async (c) => {
+      if (!this.listeners.has(channel)) await this.command(c, 'unsubscribe', channel);
+    });
+  }
+
+  get channels(): number {
+    return this.listeners.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    const c = this.connection;
+    this.connection = undefined;
+    // disconnect, not quit: a dead server must not hold close() up.
+    c?.disconnect();
+  }
+
+  private enqueue(channel: string, timeout: number, op: (c: Connection) => Promise<void>): Promise<void> {
+    const previous = this.queues.get(channel) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (this.closed) return;
+      await withTimeout(op(this.open()), timeout, `pub/sub on ${channel}`).catch(() => undefined);
+    });
+    this.queues.set(channel, next);
+    void next.then(() => {
+      if (this.queues.get(channel) === next) this.queues.delete(channel);
+    });
+    return next;
+  }
+
+  private async command(c: Connection, verb: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
+    const anyc = c as unknown as Record<string, (ch: string) => Promise<unknown>>;
+    if (this.sharded) {
+      try {
+        await anyc[verb === 'subscribe' ? 'ssubscribe' : 'sunsubscribe'](channel);
+        return;
+      } catch (error) {
+        // A server older than 7.0 has no sharded pub/sub; the scripts publish plainly then.
+        if (!(error instanceof Error) || !/unknown command/i.test(error.message)) throw error;
+        this.sharded = false;
+      }
+    }
+    await anyc[verb](channel);
+  }
+
+  private open(): Connection {
+    if (this.connection) return this.connection;
+    let c: Connection;
+    if (isCluster(this.source)) {
+      const canShard = typeof (this.source as unknown as { ssubscribe?: unknown }).ssubscribe === 'function';
+      c = this.source.duplicate([], canShard ? ({ shardedSubscribers: true } as object) : {});
+      this.sharded = canShard;
+    } else {
+      c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false });
+    }
+    const wake = (channel: string | Buffer) => this.listeners.get(String(channel))?.();
+    c.on('message', wake);
+    c.on('smessage', wake);
+    // Connection errors of the subscriber are not the user's to handle: a waiter
+    // without wake-ups still retries at the lock's TTL, and the lock calls themselves
+    // report the outage.
+    c.on('error', () => undefined);
+    this.connection = c;
+    return c;
+  }
+}

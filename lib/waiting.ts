@@ -1,0 +1,78 @@
+import type { LockKeys } from './backend/types';
+import type { Hold } from './hold';
+
+/** One pending lock()/tryLock() call of this client. */
+export interface Waiter {
+  readonly owner: string;
+  readonly lease: number;
+  readonly watchdog: boolean;
+  /** Monotonic time the wait gives up (Infinity: until held or aborted). */
+  readonly deadline: number;
+  /** Monotonic time of the call, for the `acquired` event's waitedMs. */
+  readonly start: number;
+  /** An acquisition or a hand-off for this waiter is under way: don't start another. */
+  claimed: boolean;
+  /** Resolved, rejected, timed out or aborted: a grant arriving now must be undone. */
+  settled: boolean;
+  resolve(hold: Hold | null): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The waiters of one lock in this client, first come first served: a release by a
+ * local owner hands the lock to the head in the same script call, and a new caller
+ * queues behind waiters instead of barging in. One pump per queue does the waiting:
+ * it is subscribed to the lock's channel while the queue is not empty and retries for
+ * the head on a release message or when the holder's TTL runs out.
+ */
+export class WaitQueue {
+  readonly waiters: Waiter[] = [];
+  pumping = false;
+  private wakeup: (() => void) | undefined;
+  private woken = false;
+
+  constructor(readonly keys: LockKeys) {}
+
+  /** No waiter left that still wants the lock. */
+  get idle(): boolean {
+    return this.waiters.length === 0;
+  }
+
+  /** The first waiter to try for, skipping those with a grant under way. */
+  next(): Waiter | undefined {
+    return this.waiters.find((w) => !w.claimed && !w.settled);
+  }
+
+  add(waiter: Waiter): void {
+    this.waiters.push(waiter);
+  }
+
+  remove(waiter: Waiter): void {
+    const i = this.waiters.indexOf(waiter);
+    if (i !== -1) this.waiters.splice(i, 1);
+  }
+
+  /** Something changed (a release message, a local release or loss, a waiter left): re-evaluate now. */
+  wake(): void {
+    this.woken = true;
+    this.wakeup?.();
+  }
+
+  /** Sleep up to ms, or until woken; a wake that came while awake is not lost. */
+  sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = ms < Infinity ? setTimeout(() => done(), Math.max(0, ms)) : undefined;
+      const done = () => {
+        if (timer) clearTimeout(timer);
+        this.wakeup = undefined;
+        this.woken = false;
+        resolve();
+      };
+      this.wakeup = done;
+    });
+  }
+}
