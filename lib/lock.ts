@@ -125,11 +125,17 @@ export class Lock {
     });
   }
 
-  /** Takes the lock and returns a Held to release, e.g. `await using held = await lock.acquire()`. */
+  /**
+   * Takes the lock and returns a Held to release, e.g. `await using held = await lock.acquire()`.
+   * Inside a scope the scope owns it (nested acquisitions reenter); outside every scope
+   * it is its own owner, and `held.run(fn)` runs fn as that owner.
+   */
   async acquire(options?: ScopedOptions): Promise<Held> {
     const o = resolveScopedArgs(options, 'acquire() options');
     this.client.assertOpen();
-    const scope = this.reentrantScope() ?? newScope();
+    // No fn to run in a child scope here: inside a scope the scope is the owner (as for
+    // lock()); outside every scope the hold is its own owner, and held.run() enters it.
+    const scope = currentScope() ?? newScope();
     const hold = await this.client.acquire(this.keys, this.client.ownerOf(scope), o.leaseTime, o.waitTime, o.signal);
     if (!hold) throw this.notAcquired(o.waitTime);
     let released = false;

@@ -1,0 +1,451 @@
+import Redis from 'ioredis';
+import { LockClient, LockError, LockNotHeldError, type Lock } from '../lib';
+import { startServer, type RedisServer } from '../scripts/servers';
+import { waitFor } from './helpers/wait';
+
+// The core single-master lock: reentry by scope, mutual exclusion in every ownership
+// shape, pub/sub waiting, aborts, fencing tokens, events and argument checks.
+
+let server: RedisServer;
+let redis: Redis;
+let locks: LockClient;
+let n = 0;
+const name = () => `core-${++n}`;
+const key = (lockName: string) => `holdfast:{${lockName}}`;
+
+beforeAll(async () => {
+  server = await startServer();
+  redis = new Redis(server.port, '127.0.0.1');
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+beforeEach(() => {
+  locks = new LockClient(redis);
+});
+afterEach(async () => {
+  await locks.close();
+});
+
+/** Runs `tasks` bodies that each enter the critical section `rounds` times; returns the most seen inside at once. */
+async function contend(tasks: number, rounds: number, enter: (task: number, body: () => Promise<void>) => Promise<void>): Promise<{ maxInside: number; sections: number }> {
+  let inside = 0;
+  let maxInside = 0;
+  let sections = 0;
+  const body = async () => {
+    inside += 1;
+    maxInside = Math.max(maxInside, inside);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 0));
+    inside -= 1;
+    sections += 1;
+  };
+  await Promise.all(
+    Array.from({ length: tasks }, async (_, task) => {
+      for (let i = 0; i < rounds; i++) await enter(task, body);
+    }),
+  );
+  return { maxInside, sections };
+}
+
+describe('reentry in a scope', () => {
+  it('lets three nested service methods reenter and deletes the key at the last unlock', async () => {
+    const lock = locks.getLock(name());
+    const counts: number[] = [];
+    const inner = async () => {
+      await lock.lock();
+      counts.push(await lock.getHoldCount());
+      await lock.unlock();
+    };
+    const middle = async () => {
+      await lock.lock();
+      counts.push(await lock.getHoldCount());
+      await inner();
+      await lock.unlock();
+    };
+    const outer = async () => {
+      await lock.lock();
+      counts.push(await lock.getHoldCount());
+      await middle();
+      expect(await lock.isHeldByCurrentScope()).toBe(true);
+      await lock.unlock();
+    };
+    await locks.scope(outer);
+    expect(counts).toEqual([1, 2, 3]);
+    expect(await redis.exists(key(lock.name))).toBe(0);
+    expect(await lock.isLocked()).toBe(false);
+  });
+
+  it('treats a nested run() as a reentry and sibling run() calls as separate owners', async () => {
+    const lock = locks.getLock(name());
+    const seen: number[] = [];
+    await lock.run(async ({ token }) => {
+      await lock.run(async (inner) => {
+        seen.push(await lock.getHoldCount());
+        expect(inner.token).toBe(token);
+      });
+    });
+    expect(seen).toEqual([2]);
+    const { maxInside } = await contend(2, 5, (_, body) => lock.run(body));
+    expect(maxInside).toBe(1);
+  });
+
+  it('rejects unlock() from a scope that does not hold the lock, without touching it', async () => {
+    const lock = locks.getLock(name());
+    await locks.scope(() => lock.lock());
+    await expect(locks.scope(() => lock.unlock())).rejects.toBeInstanceOf(LockNotHeldError);
+    await expect(lock.unlock()).rejects.toBeInstanceOf(LockNotHeldError);
+    expect(await lock.isLocked()).toBe(true);
+    await lock.forceUnlock();
+  });
+
+  it('keeps the same token on reentry', async () => {
+    const lock = locks.getLock(name());
+    await locks.scope(async () => {
+      // In a scope, acquire() takes the lock for that scope, like lock().
+      const outer = await lock.acquire();
+      const inner = await lock.acquire();
+      expect(inner.token).toBe(outer.token);
+      await inner.release();
+      await outer.release();
+    });
+    expect(await lock.isLocked()).toBe(false);
+  });
+});
+
+describe('mutual exclusion, 20 concurrent tasks', () => {
+  const tasks = 20;
+  const rounds = 5;
+
+  it('one scope per task', async () => {
+    const lock = locks.getLock(name());
+    const r = await contend(tasks, rounds, (_, body) =>
+      locks.scope(async () => {
+        await lock.lock();
+        try {
+          await body();
+        } finally {
+          await lock.unlock();
+        }
+      }),
+    );
+    expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
+  });
+
+  it('no scope, one shared handle', async () => {
+    const lock = locks.getLock(name());
+    const r = await contend(tasks, rounds, async (_, body) => {
+      await lock.lock();
+      try {
+        await body();
+      } finally {
+        await lock.unlock();
+      }
+    });
+    expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
+  });
+
+  it('no scope, a handle each (siblings of one caller are never one owner)', async () => {
+    const lockName = name();
+    const r = await contend(tasks, rounds, async (_, body) => {
+      const lock = locks.getLock(lockName);
+      await lock.lock();
+      try {
+        await body();
+      } finally {
+        await lock.unlock();
+      }
+    });
+    expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
+  });
+
+  it('lock.run from one shared scope', async () => {
+    const lock = locks.getLock(name());
+    const r = await locks.scope(() => contend(tasks, rounds, (_, body) => lock.run(body)));
+    expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
+  });
+
+  it('two LockClients on one master', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    const handles: Lock[] = [locks.getLock(lockName), other.getLock(lockName)];
+    try {
+      const r = await contend(tasks, rounds, (task, body) => handles[task % 2].run(body));
+      expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
+    } finally {
+      await other.close();
+    }
+    expect(await redis.exists(key(lockName))).toBe(0);
+  });
+});
+
+describe('waiting', () => {
+  it('wakes a waiter within milliseconds of a release, long before the lease ends', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      const holder = other.getLock(lockName);
+      await holder.lock(20_000);
+      const waiting = locks.getLock(lockName);
+      let acquiredAt = 0;
+      const pending = waiting.lock().then(() => (acquiredAt = performance.now()));
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1, { message: 'waiter subscribed' });
+      const releasedAt = performance.now();
+      await holder.unlock();
+      await pending;
+      expect(acquiredAt - releasedAt).toBeLessThan(200);
+      await waiting.unlock();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('uses one subscriber connection per client and no subscription after the last waiter', async () => {
+    const other = new LockClient(redis);
+    const names = [name(), name(), name()];
+    const holders = names.map((n) => other.getLock(n));
+    try {
+      for (const h of holders) await h.lock(20_000);
+      const waitAndRelease = async (n: string) => {
+        const lock = locks.getLock(n);
+        const got = await lock.tryLock(10_000);
+        if (got) await lock.unlock();
+        return got;
+      };
+      const waits = names.flatMap((n) => [waitAndRelease(n), waitAndRelease(n)]);
+      await waitFor(async () => {
+        const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
+        return counts.every((c) => c[1] === 1);
+      });
+      const subscribers = ((await redis.client('LIST')) as string).split('\n').filter((l) => / cmd=(s?subscribe)/.test(l));
+      expect(subscribers).toHaveLength(1);
+      for (const h of holders) await h.unlock();
+      expect(await Promise.all(waits)).toEqual([true, true, true, true, true, true]);
+      await waitFor(async () => {
+        const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
+        return counts.every((c) => c[1] === 0);
+      }, { message: 'subscriptions dropped' });
+      expect(await Promise.all(names.map((n) => redis.exists(key(n))))).toEqual([0, 0, 0]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('hands the lock over in arrival order to local waiters', async () => {
+    const lock = locks.getLock(name());
+    const order: number[] = [];
+    await lock.lock();
+    const waiters = Array.from({ length: 5 }, (_, i) =>
+      locks.scope(async () => {
+        await lock.lock();
+        order.push(i);
+        await lock.unlock();
+      }),
+    );
+    await new Promise((r) => setImmediate(r));
+    await lock.unlock();
+    await Promise.all(waiters);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      await other.getLock(lockName).lock(20_000);
+      const start = performance.now();
+      expect(await locks.getLock(lockName).tryLock(150)).toBe(false);
+      const waited = performance.now() - start;
+      expect(waited).toBeGreaterThanOrEqual(140);
+      expect(waited).toBeLessThan(1_000);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 0);
+      expect(await locks.getLock(lockName).tryLock()).toBe(false);
+    } finally {
+      await other.getLock(lockName).forceUnlock();
+      await other.close();
+    }
+  });
+
+  it('gets a lock whose holder vanished when its lease runs out, without a release message', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      await other.getLock(lockName).lock(300);
+      await other.close(); // no unlock: the key only expires
+      const start = performance.now();
+      expect(await locks.getLock(lockName).tryLock(5_000)).toBe(true);
+      expect(performance.now() - start).toBeLessThan(1_500);
+    } finally {
+      await locks.getLock(lockName).forceUnlock();
+    }
+  });
+});
+
+describe('abort', () => {
+  it('rejects a pending wait promptly with the reason, leaving no hold and no subscription', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      await other.getLock(lockName).lock(20_000);
+      const controller = new AbortController();
+      const reason = new Error('caller gave up');
+      const pending = locks.getLock(lockName).lock({ signal: controller.signal });
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+      const abortedAt = performance.now();
+      controller.abort(reason);
+      await expect(pending).rejects.toBe(reason);
+      expect(performance.now() - abortedAt).toBeLessThan(50);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 0);
+      expect(Object.keys(await redis.hgetall(key(lockName)))).toHaveLength(1);
+    } finally {
+      await other.getLock(lockName).forceUnlock();
+      await other.close();
+    }
+  });
+
+  it('rejects at once when the signal is already aborted, sending nothing', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('already'));
+    const lazy = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
+    const client = new LockClient(lazy);
+    await expect(client.getLock(name()).lock({ signal: controller.signal })).rejects.toThrow('already');
+    expect(lazy.status).toBe('wait');
+    await client.close();
+    lazy.disconnect();
+  });
+
+  it('leaves no hold behind when an abort races a release', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      const holder = other.getLock(lockName);
+      for (let i = 0; i < 30; i++) {
+        await holder.lock(20_000);
+        const controller = new AbortController();
+        const mine = locks.getLock(lockName);
+        const pending = mine.lock({ signal: controller.signal }).then(
+          () => 'held',
+          () => 'aborted',
+        );
+        await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+        const release = holder.unlock();
+        if (i % 2) await new Promise((r) => setImmediate(r));
+        controller.abort();
+        await release;
+        const outcome = await pending;
+        if (outcome === 'held') await mine.unlock();
+        await waitFor(async () => (await redis.exists(key(lockName))) === 0, { message: `round ${i}: lock left behind (${outcome})` });
+      }
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('fencing tokens', () => {
+  it('strictly increase across clients and are never reset by unlock or forceUnlock', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    const tokens: number[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const client = i % 2 ? other : locks;
+        const held = await client.getLock(lockName).acquire();
+        tokens.push(held.token);
+        if (i === 3) await client.getLock(lockName).forceUnlock();
+        else await held.release();
+      }
+    } finally {
+      await other.close();
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+    expect(await redis.exists(key(lockName))).toBe(0);
+    expect(Number(await redis.get(`${key(lockName)}:fence`))).toBe(tokens[tokens.length - 1]);
+  });
+});
+
+describe('events', () => {
+  it('emits acquired on the first hold only and released at zero, on the client and the handle', async () => {
+    const lock = locks.getLock(name());
+    const seen: string[] = [];
+    locks.on('acquired', (e) => seen.push(`client acquired ${e.name} ${e.token > 0}`));
+    locks.on('released', (e) => seen.push(`client released ${e.name}`));
+    const handler = () => seen.push('handle acquired');
+    lock.on('acquired', handler);
+    locks.getLock('unrelated').on('acquired', () => seen.push('wrong handle'));
+    await locks.scope(async () => {
+      await lock.lock();
+      await lock.lock();
+      await lock.unlock();
+      await lock.unlock();
+    });
+    expect(seen).toEqual([`client acquired ${lock.name} true`, 'handle acquired', `client released ${lock.name}`]);
+    lock.off('acquired', handler);
+  });
+});
+
+describe('scripts', () => {
+  it('still works after SCRIPT FLUSH (EVAL fallback on NOSCRIPT)', async () => {
+    const lock = locks.getLock(name());
+    await lock.run(async () => undefined);
+    await redis.script('FLUSH');
+    await lock.run(async () => undefined);
+    expect(await lock.isLocked()).toBe(false);
+  });
+});
+
+describe('scoped forms', () => {
+  it('run() returns fn\'s value, passes a token and releases after a throw', async () => {
+    const lock = locks.getLock(name());
+    expect(await lock.run(async ({ token }) => token > 0 && 'done')).toBe('done');
+    await expect(lock.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await lock.isLocked()).toBe(false);
+  });
+
+  it('acquire() works with await using and its run() reenters', async () => {
+    const lock = locks.getLock(name());
+    {
+      await using held = await lock.acquire();
+      expect(held.token).toBeGreaterThan(0);
+      await held.run(async () => {
+        expect(await lock.getHoldCount()).toBe(1);
+        await lock.run(async () => expect(await lock.getHoldCount()).toBe(2));
+      });
+    }
+    expect(await lock.isLocked()).toBe(false);
+  });
+
+  it('run() and acquire() reject with a LockError when waitTime runs out', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    try {
+      await other.getLock(lockName).lock(20_000);
+      await expect(locks.getLock(lockName).run(async () => 1, { waitTime: 50 })).rejects.toBeInstanceOf(LockError);
+      await expect(locks.getLock(lockName).acquire({ waitTime: 0 })).rejects.toThrow(/could not acquire/);
+    } finally {
+      await other.getLock(lockName).forceUnlock();
+      await other.close();
+    }
+  });
+});
+
+describe('close', () => {
+  it('rejects pending waits with "client closed" and later calls too', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    const lock = locks.getLock(lockName);
+    try {
+      await other.getLock(lockName).lock(20_000);
+      const pending = lock.lock();
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+      await locks.close();
+      await expect(pending).rejects.toThrow('client closed');
+      await expect(lock.tryLock()).rejects.toThrow('client closed');
+      expect(() => locks.getLock(lockName)).toThrow('client closed');
+    } finally {
+      await other.getLock(lockName).forceUnlock();
+      await other.close();
+    }
+  });
+});
