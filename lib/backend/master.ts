@@ -11,6 +11,13 @@ const RENEW_CHUNK = 500;
 
 const now = () => performance.now();
 
+/**
+ * The client's deadline for a hold ends a little before the server's TTL: the server
+ * starts its timer after our send, never before, and this margin also covers timer and
+ * clock drift, so `lost` always fires before the key can expire for someone else.
+ */
+export const safety = (lease: number) => Math.floor(lease * 0.01) + 2;
+
 /** One Redis master, or an ioredis Cluster (scripts touch one slot each, so ioredis routes them). */
 export class Master implements Backend {
   readonly size = 1;
@@ -49,7 +56,7 @@ export class Master implements Backend {
       if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
       throw error;
     }
-    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease };
+    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
     return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
   }
 
@@ -76,7 +83,7 @@ export class Master implements Backend {
       case 1:
         return { kind: 'decremented', count: Number(reply[1]) };
       case 3:
-        return { kind: 'handedOff', token: Number(reply[1]), validUntil: sentAt + (next?.lease ?? 0) };
+        return { kind: 'handedOff', token: Number(reply[1]), validUntil: sentAt + (next?.lease ?? 0) - safety(next?.lease ?? 0) };
       default:
         return { kind: 'released' };
     }
@@ -97,7 +104,7 @@ export class Master implements Backend {
             (reply) => {
               chunk.forEach((i, j) => {
                 const r = Number(reply[j]);
-                outcomes[i] = r === 1 ? { ok: true, validUntil: sentAt + items[i].lease } : { ok: false, reason: r === 2 ? 'taken' : 'deleted' };
+                outcomes[i] = r === 1 ? { ok: true, validUntil: sentAt + items[i].lease - safety(items[i].lease) } : { ok: false, reason: r === 2 ? 'taken' : 'deleted' };
               });
             },
             (error: Error) => {
