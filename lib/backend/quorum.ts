@@ -138,7 +138,7 @@ export class Quorum implements Backend {
   }
 
   private votes(votes: readonly (Vote | undefined)[]): Vote[] {
-    return votes.map((v, i) => v ?? { master: i, outcome: 'error', error: new LockError('no reply yet') });
+    return Array.from(votes, (v, i) => v ?? { master: i, outcome: 'error', error: new LockError('no reply before the outcome was decided') });
   }
 
   /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */

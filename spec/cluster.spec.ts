@@ -1,0 +1,137 @@
+import Redis, { Cluster } from 'ioredis';
+import { LockClient } from '../lib';
+import { startCluster, type TestCluster } from '../scripts/servers';
+import { nextEvent, waitFor } from './helpers/wait';
+
+// The same lock over a real 3-master Redis Cluster: one slot per lock, sharded
+// pub/sub waiting, watchdog batches split per slot.
+
+const WATCHDOG = 600;
+let cluster: TestCluster;
+let redis: Cluster;
+const clients: LockClient[] = [];
+let n = 0;
+const name = () => `c-${++n}`;
+const key = (lockName: string) => `holdfast:{${lockName}}`;
+
+function client(): LockClient {
+  const c = new LockClient(redis, { watchdogTimeout: WATCHDOG });
+  clients.push(c);
+  return c;
+}
+
+beforeAll(async () => {
+  cluster = await startCluster({ masters: 3 });
+  redis = new Redis.Cluster(cluster.startupNodes);
+  await redis.ping();
+}, 60_000);
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+afterAll(async () => {
+  redis.disconnect();
+  await cluster.stop();
+});
+
+it('keeps key, channel and fencing counter in one slot', async () => {
+  const lockName = name();
+  const slots = await Promise.all([key(lockName), `${key(lockName)}:ch`, `${key(lockName)}:fence`].map((k) => redis.cluster('KEYSLOT', k)));
+  expect(new Set(slots).size).toBe(1);
+});
+
+it('locks, reenters and unlocks through the cluster', async () => {
+  const locks = client();
+  const lock = locks.getLock(name());
+  await locks.scope(async () => {
+    await lock.lock();
+    await lock.lock();
+    expect(await lock.getHoldCount()).toBe(2);
+    expect(await lock.remainTimeToLive()).toBeGreaterThan(0);
+    await lock.unlock();
+    await lock.unlock();
+  });
+  expect(await redis.exists(key(lock.name))).toBe(0);
+});
+
+it('wakes a waiter of another client promptly over sharded pub/sub', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  const holder = a.getLock(lockName);
+  await holder.lock(20_000);
+  const waiter = b.getLock(lockName);
+  const pending = waiter.tryLock(10_000).then((ok) => ok && performance.now());
+  const node = await nodeOf(key(lockName));
+  await waitFor(async () => Number((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`) as unknown[])[1]) === 1, {
+    message: 'waiter subscribed with SSUBSCRIBE on the slot owner',
+  });
+  const releasedAt = performance.now();
+  await holder.unlock();
+  const at = await pending;
+  expect(at).not.toBe(false);
+  expect((at as number) - releasedAt).toBeLessThan(200);
+  await waiter.unlock();
+  await waitFor(async () => Number((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`) as unknown[])[1]) === 0, {
+    message: 'shard subscription dropped',
+  });
+  node.disconnect();
+});
+
+it('renews holds spread over many slots', async () => {
+  const locks = client();
+  const handles = Array.from({ length: 30 }, () => locks.getLock(name()));
+  await locks.scope(async () => {
+    for (const h of handles) await h.lock();
+    const renewed = new Set<string>();
+    locks.on('renewed', (e) => renewed.add(e.name));
+    await waitFor(() => renewed.size === handles.length, { timeout: WATCHDOG * 2, message: 'every hold renewed' });
+    for (const h of handles) {
+      const ttl = await h.remainTimeToLive();
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(WATCHDOG);
+    }
+    for (const h of handles) await h.unlock();
+  });
+  expect(await Promise.all(handles.map((h) => redis.exists(key(h.name))))).toEqual(handles.map(() => 0));
+});
+
+it('two clients on the cluster exclude each other under concurrency', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  let inside = 0;
+  let maxInside = 0;
+  let sections = 0;
+  await Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      const lock = (i % 2 ? a : b).getLock(lockName);
+      for (let r = 0; r < 5; r++) {
+        await lock.run(async () => {
+          inside += 1;
+          maxInside = Math.max(maxInside, inside);
+          await new Promise((res) => setTimeout(res, 1));
+          inside -= 1;
+          sections += 1;
+        });
+      }
+    }),
+  );
+  expect({ maxInside, sections }).toEqual({ maxInside: 1, sections: 50 });
+});
+
+it('reports a loss on the cluster like on one master', async () => {
+  const locks = client();
+  const lock = locks.getLock(name());
+  await lock.lock();
+  const lost = nextEvent<{ reason: string }>(lock, 'lost', WATCHDOG);
+  await redis.del(key(lock.name));
+  expect((await lost).reason).toBe('deleted');
+});
+
+/** A plain connection to the master that serves key's slot. */
+async function nodeOf(k: string): Promise<Redis> {
+  const slot = Number(await redis.cluster('KEYSLOT', k));
+  const slots = (await redis.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+  const owner = slots.find(([from, to]) => slot >= from && slot <= to)!;
+  return new Redis(owner[2][1], '127.0.0.1');
+}

@@ -1,0 +1,185 @@
+import Redis from 'ioredis';
+import { LockClient, QuorumError, type LostEvent } from '../lib';
+import { startMasters, type RedisServer } from '../scripts/servers';
+import { nextEvent, waitFor } from './helpers/wait';
+
+// Quorum mode over 5 independent masters: majorities, votes, fencing across
+// restarts, outages of a minority and of a majority.
+
+const WATCHDOG = 600;
+let masters: RedisServer[];
+let conns: Redis[];
+const clients: LockClient[] = [];
+let n = 0;
+const name = () => `q-${++n}`;
+const key = (lockName: string) => `holdfast:{${lockName}}`;
+
+function client(): LockClient {
+  const c = new LockClient(conns, { watchdogTimeout: WATCHDOG });
+  clients.push(c);
+  return c;
+}
+
+async function presence(lockName: string): Promise<number[]> {
+  return Promise.all(conns.map((c) => (c.status === 'ready' ? c.exists(key(lockName)) : Promise.resolve(-1))));
+}
+
+beforeAll(async () => {
+  masters = await startMasters(5);
+  conns = masters.map((m) => {
+    const c = new Redis(m.port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    c.on('error', () => undefined);
+    return c;
+  });
+  await Promise.all(conns.map((c) => c.ping()));
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  for (const m of masters) if (!m.running) await m.restart();
+  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000, message: 'masters back' });
+});
+afterAll(async () => {
+  for (const c of conns) c.disconnect();
+  await Promise.all(masters.map((m) => m.stop()));
+});
+
+it('takes the lock on every master, reenters, and clears every master at the last unlock', async () => {
+  const locks = client();
+  const lock = locks.getLock(name());
+  await locks.scope(async () => {
+    await lock.lock();
+    await lock.lock();
+    expect(await lock.getHoldCount()).toBe(2);
+    expect(await presence(lock.name)).toEqual([1, 1, 1, 1, 1]);
+    await lock.unlock();
+    await lock.unlock();
+  });
+  expect(await presence(lock.name)).toEqual([0, 0, 0, 0, 0]);
+  expect(await lock.isLocked()).toBe(false);
+});
+
+it('two clients over the same masters exclude each other under concurrency', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  let inside = 0;
+  let maxInside = 0;
+  let sections = 0;
+  await Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      const lock = (i % 2 ? a : b).getLock(lockName);
+      for (let r = 0; r < 5; r++) {
+        await lock.run(async () => {
+          inside += 1;
+          maxInside = Math.max(maxInside, inside);
+          await new Promise((res) => setTimeout(res, 1));
+          inside -= 1;
+          sections += 1;
+        });
+      }
+    }),
+  );
+  expect({ maxInside, sections }).toEqual({ maxInside: 1, sections: 50 });
+  expect(await presence(lockName)).toEqual([0, 0, 0, 0, 0]);
+});
+
+it('wakes a waiter of another client promptly on release', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  const holder = a.getLock(lockName);
+  await holder.lock(20_000);
+  const waiter = b.getLock(lockName);
+  const pending = waiter.tryLock(10_000).then((ok) => ok && performance.now());
+  await waitFor(async () => (await conns[0].pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+  const releasedAt = performance.now();
+  await holder.unlock();
+  const at = await pending;
+  expect(at).not.toBe(false);
+  expect((at as number) - releasedAt).toBeLessThan(200);
+  await waiter.unlock();
+});
+
+it('aborts a quorum wait promptly and leaves nothing behind', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  const holder = a.getLock(lockName);
+  await holder.lock(20_000);
+  const controller = new AbortController();
+  const pending = b.getLock(lockName).lock({ signal: controller.signal });
+  await waitFor(async () => (await conns[0].pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+  controller.abort(new Error('stop'));
+  await expect(pending).rejects.toThrow('stop');
+  await holder.unlock();
+  expect(await presence(lockName)).toEqual([0, 0, 0, 0, 0]);
+});
+
+it('keeps locking and renewing with 2 of 5 masters down', async () => {
+  await masters[0].kill();
+  await masters[1].kill();
+  const locks = client();
+  const lock = locks.getLock(name());
+  const lost: unknown[] = [];
+  lock.on('lost', (e) => lost.push(e));
+  await lock.lock();
+  await nextEvent(lock, 'renewed', WATCHDOG);
+  await nextEvent(lock, 'renewed', WATCHDOG);
+  expect(lost).toEqual([]);
+  await lock.unlock();
+});
+
+it('fails fast with the votes when 3 of 5 are down, leaves no grant, and recovers', async () => {
+  const lockName = name();
+  await Promise.all([masters[0].kill(), masters[1].kill(), masters[2].kill()]);
+  await waitFor(() => conns.slice(0, 3).every((c) => c.status !== 'ready'));
+  const locks = client();
+  const start = performance.now();
+  const error = await locks.getLock(lockName).tryLock(2_000).catch((e: unknown) => e);
+  expect(performance.now() - start).toBeLessThan(500);
+  expect(error).toBeInstanceOf(QuorumError);
+  const votes = (error as QuorumError).votes;
+  expect(votes.map((v) => v.master)).toEqual([0, 1, 2, 3, 4]);
+  expect(votes.slice(0, 3).map((v) => v.outcome === 'error' && v.error.message)).toEqual(Array(3).fill(expect.stringMatching(/down/)));
+  expect((error as QuorumError).message).toMatch(/3 of 5 masters needed/);
+  await waitFor(async () => (await presence(lockName)).slice(3).every((p) => p === 0), { message: 'grants given back' });
+  await Promise.all(masters.slice(0, 3).map((m) => m.restart()));
+  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000 });
+  expect(await locks.getLock(lockName).tryLock(1_000, 5_000)).toBe(true);
+  await locks.getLock(lockName).forceUnlock();
+});
+
+it('reports lost with reason quorum when a majority no longer has the hold', async () => {
+  const locks = client();
+  const lock = locks.getLock(name());
+  await lock.lock();
+  const lost = nextEvent<LostEvent>(lock, 'lost', WATCHDOG * 2);
+  await Promise.all(conns.slice(0, 3).map((c) => c.del(key(lock.name))));
+  expect((await lost).reason).toBe('quorum');
+});
+
+it('keeps fencing tokens strictly increasing across rolling restarts of empty masters', async () => {
+  const a = client();
+  const b = client();
+  const lockName = name();
+  const tokens: number[] = [];
+  const take = async (c: LockClient) => {
+    const held = await c.getLock(lockName).acquire({ waitTime: 2_000 });
+    tokens.push(held.token);
+    await held.release();
+  };
+  for (let i = 0; i < 3; i++) await take(i % 2 ? a : b);
+  for (let round = 0; round < 2; round++) {
+    for (let m = 0; m < masters.length; m++) {
+      await masters[m].restart(); // empty: its counter starts again from 0
+      await waitFor(() => conns[m].status === 'ready', { timeout: 5_000 });
+      await take(m % 2 ? a : b);
+    }
+  }
+  // And with a minority down meanwhile.
+  await masters[4].kill();
+  await masters[3].kill();
+  await take(a);
+  await take(b);
+  for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+});
