@@ -5,11 +5,12 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'json', 'lua'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: 'tsconfig.json' }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     '^.+\\.lua$': '<rootDir>/spec/helpers/lua-transform.js',
   },
   setupFilesAfterEnv: ['<rootDir>/spec/helpers/setup.ts'],
   globalTeardown: '<rootDir>/spec/helpers/global-teardown.ts',
+  reporters: ['default', '<rootDir>/spec/helpers/summary-reporter.js'],
   testTimeout: 30000,
   maxWorkers: 2,
 };
