@@ -18,6 +18,13 @@ import { Watchdog } from './watchdog';
 const now = () => performance.now();
 
 /**
+ * Local hand-offs in a row after which a release checks for waiters in other clients
+ * and, if there are any, publishes instead: one process with many waiters may not keep
+ * the lock to itself.
+ */
+const LOCAL_CHAIN = 4;
+
+/**
  * Entry point: one per process (or per Redis topology). Hands out cheap Lock handles,
  * owns the hold registry, the local wait queues, the pub/sub subscriptions and the
  * watchdog of every lock taken through it.
@@ -32,6 +39,15 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private readonly holds = new Map<string, Map<string, Hold>>();
   private readonly queues = new Map<string, WaitQueue>();
   private readonly perName = new Map<string, EventEmitter<LockEvents>>();
+  /** Consecutive local hand-offs per key (see LOCAL_CHAIN). */
+  private readonly chains = new Map<string, number>();
+  /**
+   * Per key: until when this client stays out of the way after a release that other
+   * clients were waiting for, so that their retry wins over our own re-grab (no barging).
+   */
+  private readonly yields = new Map<string, number>();
+  /** Smoothed round trip of an acquire call, to size the yield window. */
+  private rtt = 1;
   private lastUnscoped = 0;
   private closed = false;
 
@@ -148,9 +164,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const queue = this.queues.get(keys.key);
     // No barging: with local waiters queued, or the lock held by another local owner,
     // a waiting caller joins the queue and gets the lock handed over in turn.
-    const queueFirst = !mine?.live && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner));
+    const queueFirst = !mine?.live && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner) || this.yielding(keys.key));
     if (!queueFirst) {
-      const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease));
+      const call = this.timed(this.backend.acquire(keys, owner, lease, this.timeoutFor(lease)));
       const result = await this.abortable(call, signal, keys, owner);
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start);
       if (mine?.live) this.lose(mine, 'taken');
@@ -198,9 +214,12 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const queue = this.queues.get(keys.key);
     const next = queue?.next();
     if (next) next.claimed = true;
+    const chain = this.chains.get(keys.key) ?? 0;
+    const ownSubscriptions = queue?.pumping ? 1 : 0;
+    const nextOwner = next && { owner: next.owner, lease: next.lease, unlessOthersWait: chain >= LOCAL_CHAIN ? ownSubscriptions : undefined };
     let result;
     try {
-      result = await this.backend.release(keys, owner, next && { owner: next.owner, lease: next.lease }, timeout);
+      result = await this.backend.release(keys, owner, nextOwner, timeout);
     } catch (error) {
       this.forget(hold);
       if (next) next.claimed = false;
@@ -230,9 +249,13 @@ export class LockClient extends EventEmitter<ClientEvents> {
       }
       case 'released':
         if (next) next.claimed = false;
+        this.chains.delete(keys.key);
+        // Other clients were woken for this lock: give their retry a head start.
+        if (result.receivers > ownSubscriptions) this.yields.set(keys.key, now() + Math.min(10, Math.max(1, this.rtt * 3)));
         this.finishRelease(hold);
         return;
       case 'handedOff': {
+        this.chains.set(keys.key, chain + 1);
         this.finishRelease(hold);
         if (!next) return;
         next.claimed = false;
@@ -300,6 +323,25 @@ export class LockClient extends EventEmitter<ClientEvents> {
     this.watchdog.untrack(hold);
     this.publish('lost', hold.keys.name, { name: hold.keys.name, owner: hold.owner, reason, error });
     this.queues.get(hold.keys.key)?.wake();
+  }
+
+  /** Inside the window after a release that other clients were waiting for. */
+  private yielding(key: string): boolean {
+    const until = this.yields.get(key);
+    if (until === undefined) return false;
+    if (until > now()) return true;
+    this.yields.delete(key);
+    return false;
+  }
+
+  /** Feeds the round-trip estimate that sizes the yield window. */
+  private timed<T>(call: Promise<T>): Promise<T> {
+    const start = now();
+    void call.then(
+      () => (this.rtt = this.rtt * 0.8 + (now() - start) * 0.2),
+      () => undefined,
+    );
+    return call;
   }
 
   /** A live hold on key by another owner of this client: the lock will be handed over locally. */
@@ -385,9 +427,14 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private async pump(queue: WaitQueue): Promise<void> {
     const { keys } = queue;
     queue.pumping = true;
+    let failure: unknown;
     try {
       // Subscribe before the retry, so a release between the two is not missed.
-      await this.backend.subscribe(keys, () => queue.wake());
+      await this.backend.subscribe(keys, () => {
+        // Someone released: the yield window has served its purpose.
+        this.yields.delete(keys.key);
+        queue.wake();
+      });
       while (!this.closed && !queue.idle) {
         const head = queue.next();
         if (!head || this.heldLocally(keys.key, head.owner)) {
@@ -396,10 +443,14 @@ export class LockClient extends EventEmitter<ClientEvents> {
           await queue.sleep(Infinity);
           continue;
         }
+        if (this.yielding(keys.key)) {
+          await queue.sleep(this.yields.get(keys.key)! - now());
+          continue;
+        }
         head.claimed = true;
         let result: AcquireResult;
         try {
-          result = await this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease));
+          result = await this.timed(this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease)));
         } catch (error) {
           head.claimed = false;
           head.reject(error);
@@ -417,11 +468,13 @@ export class LockClient extends EventEmitter<ClientEvents> {
         await queue.sleep(Math.min(ttl, head.deadline - now()));
       }
     } catch (error) {
+      failure = error;
       this.emit('error', error instanceof Error ? error : new Error(String(error)));
     } finally {
       queue.pumping = false;
       if (this.queues.get(keys.key) === queue) this.queues.delete(keys.key);
-      for (const waiter of [...queue.waiters]) waiter.reject(new LockError('client closed'));
+      const reason = this.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
+      for (const waiter of [...queue.waiters]) waiter.reject(reason);
       await this.backend.unsubscribe(keys).catch(() => undefined);
     }
   }

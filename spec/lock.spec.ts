@@ -249,6 +249,35 @@ describe('waiting', () => {
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('lets another client in between the busy loop of one that re-locks at once (no barging)', async () => {
+    const other = new LockClient(redis);
+    const lockName = name();
+    const sections = [0, 0];
+    const until = performance.now() + 1_000;
+    try {
+      await Promise.all(
+        [locks, other].map(async (client, i) => {
+          // Two workers per client: local hand-offs, and a release straight into a new lock().
+          await Promise.all(
+            [0, 1].map(async () => {
+              const lock = client.getLock(lockName);
+              while (performance.now() < until) {
+                await lock.lock();
+                sections[i] += 1;
+                await lock.unlock();
+              }
+            }),
+          );
+        }),
+      );
+    } finally {
+      await other.close();
+    }
+    const [a, b] = sections;
+    expect(a + b).toBeGreaterThan(100);
+    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.3);
+  });
+
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
     const other = new LockClient(redis);
     const lockName = name();

@@ -73,7 +73,7 @@ export class Master implements Backend {
   async release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
     const sentAt = now();
     const reply = (await withTimeout(
-      scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0]),
+      scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '']),
       timeout,
       `release '${k.name}'`,
     )) as number[];
@@ -85,7 +85,7 @@ export class Master implements Backend {
       case 3:
         return { kind: 'handedOff', token: Number(reply[1]), validUntil: sentAt + (next?.lease ?? 0) - safety(next?.lease ?? 0) };
       default:
-        return { kind: 'released' };
+        return { kind: 'released', receivers: Number(reply[1] ?? 0) };
     }
   }
 

@@ -154,7 +154,7 @@ export class Quorum implements Backend {
       else if (r.value.kind === 'notHeld') notHeld += 1;
     }
     if (count > 0) return { kind: 'decremented', count };
-    if (released > 0) return { kind: 'released' };
+    if (released > 0) return { kind: 'released', receivers: 0 };
     if (notHeld > 0) return { kind: 'notHeld' };
     throw new QuorumError(k.name, 'release', this.quorum, this.errorVotes(replies));
   }

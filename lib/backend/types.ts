@@ -15,7 +15,7 @@ export type AcquireResult =
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  | { kind: 'released' }
+  | { kind: 'released'; receivers: number }
   | { kind: 'handedOff'; token: number; validUntil: number };
 
 export interface RenewItem {
@@ -30,6 +30,11 @@ export type RenewOutcome = { ok: true; validUntil: number } | { ok: false; reaso
 export interface NextOwner {
   readonly owner: string;
   readonly lease: number;
+  /**
+   * When set, the hand-off only happens if no other client waits: the value is how
+   * many subscriptions to the lock's channel are this client's own.
+   */
+  readonly unlessOthersWait?: number;
 }
 
 /** One master or an ioredis Cluster (Master), or N independent masters (Quorum): the same calls. */

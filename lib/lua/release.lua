@@ -1,14 +1,23 @@
 -- Drop one level of ARGV[1]'s hold. At zero, either hand the lock straight to the
--- next waiter of the same client (ARGV[4], lease ARGV[5]) or delete it and wake
--- the waiters. KEYS[1] lock hash, KEYS[2] fencing counter.
+-- next waiter of the same client (ARGV[4], lease ARGV[5]) or delete it and wake the
+-- waiters. KEYS[1] lock hash, KEYS[2] fencing counter.
 -- ARGV[1] owner, ARGV[2] channel, ARGV[3] 'publish' or 'spublish',
--- ARGV[4] next owner or '', ARGV[5] next owner's lease ms.
--- Returns {0} not held, {1, count} still held, {2} released, {3, token} handed off.
+-- ARGV[4] next owner or '', ARGV[5] next owner's lease ms,
+-- ARGV[6] '' or the releasing client's own subscriptions to the channel: when given,
+-- the hand-off is skipped if other clients wait (subscribers beyond our own), so a
+-- busy process cannot keep the lock among its own waiters forever.
+-- Returns {0} not held, {1, count} still held, {2, receivers} released (receivers of
+-- the wake-up message), {3, token} handed off.
 local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
 if redis.call('hexists', key, owner) == 0 then return {0} end
 local count = redis.call('hincrby', key, owner, -1)
 if count > 0 then return {1, count} end
-if ARGV[4] ~= '' then
+local handOff = ARGV[4] ~= ''
+if handOff and ARGV[6] ~= '' then
+  local numsub = redis.pcall('pubsub', ARGV[3] == 'spublish' and 'shardnumsub' or 'numsub', ARGV[2])
+  if type(numsub) == 'table' and numsub[2] and tonumber(numsub[2]) > tonumber(ARGV[6]) then handOff = false end
+end
+if handOff then
   -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
   redis.call('hdel', key, owner)
   redis.call('hset', key, ARGV[4], 1)
@@ -17,7 +26,7 @@ if ARGV[4] ~= '' then
 end
 redis.call('del', key)
 -- SPUBLISH (Cluster, Redis 7+) falls back to PUBLISH on servers without it.
-if ARGV[3] ~= 'spublish' or type(redis.pcall('spublish', ARGV[2], 'released')) == 'table' then
-  redis.call('publish', ARGV[2], 'released')
-end
-return {2}
+local receivers
+if ARGV[3] == 'spublish' then receivers = redis.pcall('spublish', ARGV[2], 'released') end
+if type(receivers) ~= 'number' then receivers = redis.call('publish', ARGV[2], 'released') end
+return {2, receivers}
