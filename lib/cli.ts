@@ -306,6 +306,9 @@ function connect(url: string, timeout: number, signal: AbortSignal): { redis: Re
     // Keep reconnecting (while the command runs, a short Redis outage must not lose
     // the lock before its lease ends), at most once a quarter second.
     retryStrategy: (times) => Math.min(50 * times, 250),
+    // disconnect() waits this long for the server to close its end: an unresponsive
+    // server must not keep holdfast from exiting.
+    disconnectTimeout: 200,
   });
   const ready = new Promise<void>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
@@ -428,8 +431,11 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
       }
       verbose(`holding '${o.name}' (waited ${Math.round(performance.now() - waitStart)} ms); running ${o.command}`);
       let status: number;
+      // The loss that counts is one before the command ended: after that, it ran under the lock.
+      let lostInTime: LockLostError | undefined;
       try {
         status = lost ? EXIT_LOCK_LOST : await runCommand();
+        lostInTime = lost;
       } finally {
         // Release: at most one level is held. After a loss unlock() rejects at once and
         // touches nothing in Redis (the key may be someone else's by now).
@@ -440,8 +446,8 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
           if (!(error instanceof LockLostError)) say(`warning: ${message(error)}`);
         }
       }
-      if (lost) {
-        say(`exiting ${EXIT_LOCK_LOST}: lock '${o.name}' was lost (${lost.reason}) while the command ran`);
+      if (lostInTime) {
+        say(`exiting ${EXIT_LOCK_LOST}: lock '${o.name}' was lost (${lostInTime.reason}) before the command ended`);
         return EXIT_LOCK_LOST;
       }
       return status;

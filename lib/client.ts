@@ -3,6 +3,8 @@ import { EventEmitter } from 'eventemitter3';
 import type { AcquireResult, Backend, LockKeys } from './backend/types';
 import { Master } from './backend/master';
 import { Quorum } from './backend/quorum';
+import { raceAbort } from './abort';
+import { waitFair, type FairHost } from './fair-waiting';
 import { checkConnections, type Connection } from './connection';
 import { LockError } from './errors/LockError';
 import { LockLostError, type LossReason } from './errors/LockLostError';
@@ -48,6 +50,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private readonly yields = new Map<string, number>();
   /** Smoothed round trip of an acquire call, to size the yield window. */
   private rtt = 1;
+  /** Fair waiters of this client per key: their owner ids -> wake-ups, behind one subscription per key. */
+  private readonly fairWatchers = new Map<string, { owners: Map<string, Set<() => void>>; ready: Promise<void> }>();
   private lastUnscoped = 0;
   private closed = false;
 
@@ -72,7 +76,19 @@ export class LockClient extends EventEmitter<ClientEvents> {
   /** A handle on the lock called `name`; cheap, any number per name. */
   getLock(name: string): Lock {
     this.assertOpen();
-    return new Lock(this, checkName(name));
+    return new Lock(this, checkName(name), false);
+  }
+
+  /**
+   * A handle on a fair lock: the same API as getLock, but granted strictly in request
+   * order across processes (a queue in Redis). One master or a Cluster; not quorum mode.
+   * Don't use one name both as a fair and a plain lock.
+   */
+  getFairLock(name: string): Lock {
+    this.assertOpen();
+    checkName(name);
+    if (this.backend instanceof Quorum) throw new LockError('fair locks need one master or a Cluster; quorum mode has none');
+    return new Lock(this, name, true);
   }
 
   /** Runs fn in a new owner scope: locks taken inside reenter, and are its own. */
@@ -93,6 +109,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       for (const waiter of [...queue.waiters]) waiter.reject(error);
       queue.wake();
     }
+    for (const { owners } of this.fairWatchers.values()) for (const wakes of owners.values()) for (const wake of wakes) wake();
     this.watchdog.stop();
     await this.backend.close();
   }
@@ -111,7 +128,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   /** @internal */
   keysOf(name: string): LockKeys {
     const key = `${this.options.keyPrefix}{${name}}`;
-    return { name, key, fence: `${key}:fence`, channel: `${key}:ch` };
+    return { name, key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next` };
   }
 
   /** @internal */
@@ -154,25 +171,80 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * @internal Takes the lock for owner: reentry, one attempt, or a wait in the local
    * queue. Resolves with the hold, or null when waitTime ran out.
    */
-  async acquire(keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+  async acquire(keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined, fair = false): Promise<Hold | null> {
     this.assertOpen();
     signal?.throwIfAborted();
     const start = now();
     const lease = leaseTime ?? this.options.watchdogTimeout;
     const watchdog = leaseTime === undefined;
     const mine = this.holdOf(keys.key, owner);
+    if (fair) return this.acquireFair(keys, owner, lease, watchdog, waitTime, signal, start, mine);
     const queue = this.queues.get(keys.key);
     // No barging: with local waiters queued, or the lock held by another local owner,
     // a waiting caller joins the queue and gets the lock handed over in turn.
     const queueFirst = !mine?.live && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner) || this.yielding(keys.key));
     if (!queueFirst) {
       const call = this.timed(this.backend.acquire(keys, owner, lease, this.timeoutFor(lease)));
-      const result = await this.abortable(call, signal, keys, owner);
+      const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, false));
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start);
       if (mine?.live) this.lose(mine, 'taken');
       if (waitTime === 0) return null;
     }
     return this.wait(keys, owner, lease, watchdog, start + (waitTime ?? Infinity), start, signal);
+  }
+
+  private async acquireFair(keys: LockKeys, owner: string, lease: number, watchdog: boolean, waitTime: number | undefined, signal: AbortSignal | undefined, start: number, mine: Hold | undefined): Promise<Hold | null> {
+    if (mine?.live || waitTime === 0) {
+      // A reentry, or one attempt: neither joins the queue.
+      const call = this.backend.fairAcquire(keys, owner, lease, this.options.watchdogTimeout, false, this.timeoutFor(lease));
+      const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, true));
+      if (result.granted) return this.register(keys, owner, lease, watchdog, result, start, true);
+      if (mine?.live) this.lose(mine, 'taken');
+      if (waitTime === 0) return null;
+    }
+    const granted = await waitFair(this.fairHost(), keys, owner, lease, start + (waitTime ?? Infinity), signal);
+    return granted && this.register(keys, owner, lease, watchdog, granted, start, true);
+  }
+
+  private fairHost(): FairHost {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const client = this;
+    return {
+      backend: this.backend,
+      get isClosed() {
+        return client.closed;
+      },
+      heartbeat: this.options.watchdogTimeout,
+      timeoutFor: (lease) => this.timeoutFor(lease),
+      watch: (keys, owner, wake) => this.watchFair(keys, owner, wake),
+      undo: (keys, owner) => this.undo(keys, owner, true),
+      reportError: (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))),
+    };
+  }
+
+  /** One subscription per key to the fair channel, shared by this client's fair waiters. */
+  private async watchFair(keys: LockKeys, owner: string, wake: () => void): Promise<() => void> {
+    let entry = this.fairWatchers.get(keys.key);
+    if (!entry) {
+      const owners = new Map<string, Set<() => void>>();
+      const ready = this.backend.subscribe(keys.fairChannel, (next) => {
+        for (const w of owners.get(next) ?? []) w();
+      });
+      this.fairWatchers.set(keys.key, (entry = { owners, ready }));
+    }
+    const { owners, ready } = entry;
+    let wakes = owners.get(owner);
+    if (!wakes) owners.set(owner, (wakes = new Set()));
+    wakes.add(wake);
+    await ready;
+    return () => {
+      wakes!.delete(wake);
+      if (wakes!.size === 0) owners.delete(owner);
+      if (owners.size === 0 && this.fairWatchers.get(keys.key) === entry) {
+        this.fairWatchers.delete(keys.key);
+        this.backend.unsubscribe(keys.fairChannel).catch(() => undefined);
+      }
+    };
   }
 
   /** @internal Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */
@@ -189,7 +261,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       hold.count -= 1;
       let result;
       try {
-        result = await this.backend.release(keys, owner, undefined, timeout);
+        result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, undefined, timeout));
       } catch (error) {
         hold.count += 1;
         throw new LockError(`unlock of '${keys.name}' failed; the hold is unchanged`, { cause: error, lockName: keys.name });
@@ -212,14 +284,14 @@ export class LockClient extends EventEmitter<ClientEvents> {
     hold.released = true;
     this.watchdog.untrack(hold);
     const queue = this.queues.get(keys.key);
-    const next = queue?.next();
+    const next = hold.fair ? undefined : queue?.next();
     if (next) next.claimed = true;
     const chain = this.chains.get(keys.key) ?? 0;
     const ownSubscriptions = queue?.pumping ? 1 : 0;
     const nextOwner = next && { owner: next.owner, lease: next.lease, unlessOthersWait: chain >= LOCAL_CHAIN ? ownSubscriptions : undefined };
     let result;
     try {
-      result = await this.backend.release(keys, owner, nextOwner, timeout);
+      result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, nextOwner, timeout));
     } catch (error) {
       this.forget(hold);
       if (next) next.claimed = false;
@@ -260,7 +332,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         if (!next) return;
         next.claimed = false;
         const granted = { granted: true as const, token: result.token, reentered: false, validUntil: result.validUntil };
-        if (next.settled) this.undo(keys, next.owner);
+        if (next.settled) this.undo(keys, next.owner, false);
         else next.resolve(this.register(keys, next.owner, next.lease, next.watchdog, granted, next.start));
         return;
       }
@@ -277,7 +349,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   // ---- holds ----------------------------------------------------------------------
 
-  private register(keys: LockKeys, owner: string, lease: number, watchdog: boolean, result: AcquireResult & { granted: true }, start: number): Hold {
+  private register(keys: LockKeys, owner: string, lease: number, watchdog: boolean, result: AcquireResult & { granted: true }, start: number, fair = false): Hold {
     const current = this.holdOf(keys.key, owner);
     if (current?.live) {
       current.count += 1;
@@ -287,7 +359,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       }
       return current;
     }
-    const hold = new Hold(keys, owner, result.token, lease, watchdog, result.validUntil);
+    const hold = new Hold(keys, owner, result.token, lease, watchdog, result.validUntil, fair);
     this.remember(hold);
     this.watchdog.track(hold);
     this.publish('acquired', keys.name, { name: keys.name, owner, token: result.token, waitedMs: now() - start });
@@ -351,33 +423,12 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /** Give back a grant nobody will use (a waiter that left while it was on its way). */
-  private undo(keys: LockKeys, owner: string): void {
-    this.backend.release(keys, owner, undefined, this.timeoutFor(this.options.watchdogTimeout)).then(
+  private undo(keys: LockKeys, owner: string, fair: boolean): void {
+    const timeout = this.timeoutFor(this.options.watchdogTimeout);
+    (fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, undefined, timeout)).then(
       () => this.queues.get(keys.key)?.wake(),
       (error: Error) => this.emit('error', new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );
-  }
-
-  /** Rejects as soon as signal aborts; a grant that still arrives is given back. */
-  private abortable(call: Promise<AcquireResult>, signal: AbortSignal | undefined, keys: LockKeys, owner: string): Promise<AcquireResult> {
-    if (!signal) return call;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        reject(signal.reason);
-        call.then((r) => r.granted && this.undo(keys, owner), () => undefined);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      call.then(
-        (r) => {
-          signal.removeEventListener('abort', onAbort);
-          if (!signal.aborted) resolve(r);
-        },
-        (e) => {
-          signal.removeEventListener('abort', onAbort);
-          if (!signal.aborted) reject(e);
-        },
-      );
-    });
   }
 
   // ---- waiting --------------------------------------------------------------------
@@ -430,7 +481,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     let failure: unknown;
     try {
       // Subscribe before the retry, so a release between the two is not missed.
-      await this.backend.subscribe(keys, () => {
+      await this.backend.subscribe(keys.channel, () => {
         // Someone released: the yield window has served its purpose.
         this.yields.delete(keys.key);
         queue.wake();
@@ -458,7 +509,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         }
         head.claimed = false;
         if (result.granted) {
-          if (head.settled) this.undo(keys, head.owner);
+          if (head.settled) this.undo(keys, head.owner, false);
           else head.resolve(this.register(keys, head.owner, head.lease, head.watchdog, result, head.start));
           continue;
         }
@@ -475,7 +526,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       if (this.queues.get(keys.key) === queue) this.queues.delete(keys.key);
       const reason = this.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
       for (const waiter of [...queue.waiters]) waiter.reject(reason);
-      await this.backend.unsubscribe(keys).catch(() => undefined);
+      await this.backend.unsubscribe(keys.channel).catch(() => undefined);
     }
   }
 

@@ -29,6 +29,8 @@ export class Hold {
     /** Taken without a lease: the watchdog renews it until released or lost. */
     readonly watchdog: boolean,
     validUntil: number,
+    /** A fair lock's hold: released through the fair script, which wakes the queue's head. */
+    readonly fair = false,
   ) {
     this.validUntil = validUntil;
     this.renewAt = watchdog ? validUntil - (lease * 2) / 3 : Infinity;

@@ -38,8 +38,13 @@ export class Lock {
   /** Holds this handle took outside every scope, oldest first. */
   private readonly unscoped: Hold[] = [];
 
-  /** @internal use LockClient.getLock */
-  constructor(private readonly client: LockClient, name: string) {
+  /** @internal use LockClient.getLock or getFairLock */
+  constructor(
+    private readonly client: LockClient,
+    name: string,
+    /** Granted in request order across processes (getFairLock). */
+    readonly fair: boolean,
+  ) {
     this.name = name;
     this.keys = client.keysOf(name);
   }
@@ -109,7 +114,7 @@ export class Lock {
     this.client.assertOpen();
     const scope = this.reentrantScope() ?? newScope();
     return runInScope(scope, async () => {
-      const hold = await this.client.acquire(this.keys, this.client.ownerOf(scope), o.leaseTime, o.waitTime, o.signal);
+      const hold = await this.client.acquire(this.keys, this.client.ownerOf(scope), o.leaseTime, o.waitTime, o.signal, this.fair);
       if (!hold) throw this.notAcquired(o.waitTime);
       let result: T;
       try {
@@ -136,7 +141,7 @@ export class Lock {
     // No fn to run in a child scope here: inside a scope the scope is the owner (as for
     // lock()); outside every scope the hold is its own owner, and held.run() enters it.
     const scope = currentScope() ?? newScope();
-    const hold = await this.client.acquire(this.keys, this.client.ownerOf(scope), o.leaseTime, o.waitTime, o.signal);
+    const hold = await this.client.acquire(this.keys, this.client.ownerOf(scope), o.leaseTime, o.waitTime, o.signal, this.fair);
     if (!hold) throw this.notAcquired(o.waitTime);
     let released = false;
     const release = async () => {
@@ -178,7 +183,7 @@ export class Lock {
     this.client.assertOpen();
     const scope = currentScope();
     const owner = scope ? this.client.ownerOf(scope) : this.client.unscopedOwner();
-    const hold = await this.client.acquire(this.keys, owner, leaseTime, waitTime, signal);
+    const hold = await this.client.acquire(this.keys, owner, leaseTime, waitTime, signal, this.fair);
     if (hold && !scope) this.unscoped.push(hold);
     return hold;
   }

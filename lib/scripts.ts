@@ -5,6 +5,9 @@ import releaseLua from './lua/release.lua';
 import renewLua from './lua/renew.lua';
 import forceUnlockLua from './lua/force-unlock.lua';
 import fenceFloorLua from './lua/fence-floor.lua';
+import fairAcquireLua from './lua/fair-acquire.lua';
+import fairReleaseLua from './lua/fair-release.lua';
+import fairLeaveLua from './lua/fair-leave.lua';
 
 /**
  * A Lua script called by EVALSHA, falling back to EVAL (which also caches it) when the
@@ -33,4 +36,7 @@ export const scripts = {
   renew: new Script('renew', renewLua),
   forceUnlock: new Script('force-unlock', forceUnlockLua),
   fenceFloor: new Script('fence-floor', fenceFloorLua),
+  fairAcquire: new Script('fair-acquire', fairAcquireLua),
+  fairRelease: new Script('fair-release', fairReleaseLua),
+  fairLeave: new Script('fair-leave', fairLeaveLua),
 };

@@ -2,7 +2,7 @@ import type { Connection } from './connection';
 import { isCluster } from './connection';
 import { withTimeout } from './timeout';
 
-type Listener = () => void;
+type Listener = (message: string) => void;
 
 /**
  * One pub/sub connection per master, opened on the first wait and duplicated from
@@ -85,7 +85,7 @@ export class Subscriber {
     } else {
       c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false });
     }
-    const wake = (channel: string | Buffer) => this.listeners.get(String(channel))?.();
+    const wake = (channel: string | Buffer, message: string | Buffer) => this.listeners.get(String(channel))?.(String(message));
     c.on('message', wake);
     c.on('smessage', wake);
     // Connection errors of the subscriber are not the user's to handle: a waiter

@@ -25,13 +25,41 @@ export interface Waiter {
  * it is subscribed to the lock's channel while the queue is not empty and retries for
  * the head on a release message or when the holder's TTL runs out.
  */
-export class WaitQueue {
-  readonly waiters: Waiter[] = [];
-  pumping = false;
+/** Sleep until a timeout or a wake(); a wake that comes while awake is kept for the next sleep. */
+export class Bell {
   private wakeup: (() => void) | undefined;
   private woken = false;
 
-  constructor(readonly keys: LockKeys) {}
+  wake(): void {
+    this.woken = true;
+    this.wakeup?.();
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = ms < Infinity ? setTimeout(() => done(), Math.max(0, ms)) : undefined;
+      const done = () => {
+        if (timer) clearTimeout(timer);
+        this.wakeup = undefined;
+        this.woken = false;
+        resolve();
+      };
+      this.wakeup = done;
+    });
+  }
+}
+
+export class WaitQueue extends Bell {
+  readonly waiters: Waiter[] = [];
+  pumping = false;
+
+  constructor(readonly keys: LockKeys) {
+    super();
+  }
 
   /** No waiter left that still wants the lock. */
   get idle(): boolean {
@@ -52,27 +80,4 @@ export class WaitQueue {
     if (i !== -1) this.waiters.splice(i, 1);
   }
 
-  /** Something changed (a release message, a local release or loss, a waiter left): re-evaluate now. */
-  wake(): void {
-    this.woken = true;
-    this.wakeup?.();
-  }
-
-  /** Sleep up to ms, or until woken; a wake that came while awake is not lost. */
-  sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = ms < Infinity ? setTimeout(() => done(), Math.max(0, ms)) : undefined;
-      const done = () => {
-        if (timer) clearTimeout(timer);
-        this.wakeup = undefined;
-        this.woken = false;
-        resolve();
-      };
-      this.wakeup = done;
-    });
-  }
 }

@@ -128,6 +128,31 @@ it('reports a loss on the cluster like on one master', async () => {
   expect((await lost).reason).toBe('deleted');
 });
 
+it('runs a fair lock in one slot: queue, deadlines and channel beside the key', async () => {
+  const locks = client();
+  const lockName = name();
+  const slots = await Promise.all(['', ':queue', ':deadlines', ':next'].map((s) => redis.cluster('KEYSLOT', `${key(lockName)}${s}`)));
+  expect(new Set(slots).size).toBe(1);
+  const holder = locks.getFairLock(lockName);
+  await holder.lock();
+  const order: number[] = [];
+  const waiters: Promise<void>[] = [];
+  for (let i = 0; i < 3; i++) {
+    const other = client();
+    waiters.push(
+      other
+        .getFairLock(lockName)
+        .run(async () => void order.push(i), { waitTime: 5_000 }),
+    );
+    await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === i + 1);
+  }
+  await holder.unlock();
+  await Promise.all(waiters);
+  expect(order).toEqual([0, 1, 2]);
+  expect(await redis.exists(key(lockName))).toBe(0);
+  expect(await redis.exists(`${key(lockName)}:queue`)).toBe(0);
+});
+
 /** A plain connection to the master that serves key's slot. */
 async function nodeOf(k: string): Promise<Redis> {
   const slot = Number(await redis.cluster('KEYSLOT', k));

@@ -158,6 +158,10 @@ it('reports lost with reason quorum when a majority no longer has the hold', asy
   expect((await lost).reason).toBe('quorum');
 });
 
+it('refuses a fair lock in quorum mode, up front', () => {
+  expect(() => client().getFairLock(name())).toThrow(/fair locks need one master or a Cluster/);
+});
+
 it('keeps fencing tokens strictly increasing across rolling restarts of empty masters', async () => {
   const a = client();
   const b = client();

@@ -153,12 +153,46 @@ export class Master implements Backend {
     await withTimeout(scripts.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, `fence floor '${k.name}'`);
   }
 
-  subscribe(k: LockKeys, listener: () => void): Promise<void> {
-    return this.subscriber.subscribe(k.channel, listener, 2_000);
+  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    return this.subscriber.subscribe(channel, listener, 2_000);
   }
 
-  unsubscribe(k: LockKeys): Promise<void> {
-    return this.subscriber.unsubscribe(k.channel, 2_000);
+  unsubscribe(channel: string): Promise<void> {
+    return this.subscriber.unsubscribe(channel, 2_000);
+  }
+
+  async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult & { head?: boolean }> {
+    const sentAt = now();
+    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]) as Promise<number[]>;
+    let reply: number[];
+    try {
+      reply = await withTimeout(call, timeout, `acquire '${k.name}'`);
+    } catch (error) {
+      if (error instanceof CommandTimeoutError) {
+        call.then(
+          (r) => void (r[0] === 1 && this.fairRelease(k, owner, 5_000).catch(() => undefined)),
+          () => undefined,
+        );
+      }
+      throw error;
+    }
+    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
+    return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
+  }
+
+  async fairRelease(k: LockKeys, owner: string, timeout: number): Promise<ReleaseResult> {
+    const reply = (await withTimeout(
+      scripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]),
+      timeout,
+      `release '${k.name}'`,
+    )) as number[];
+    if (reply[0] === 0) return { kind: 'notHeld' };
+    if (reply[0] === 1) return { kind: 'decremented', count: Number(reply[1]) };
+    return { kind: 'released', receivers: 0 };
+  }
+
+  async fairLeave(k: LockKeys, owner: string, timeout: number): Promise<void> {
+    await withTimeout(scripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, `leave the queue of '${k.name}'`);
   }
 
   async close(): Promise<void> {

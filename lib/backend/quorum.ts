@@ -207,12 +207,26 @@ export class Quorum implements Backend {
     return this.majority(k.name, 'read the TTL of', this.all((m) => m.pttl(k, timeout)));
   }
 
-  async subscribe(k: LockKeys, listener: () => void): Promise<void> {
-    await Promise.all(this.masters.map((m) => m.subscribe(k, listener)));
+  async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.subscribe(channel, listener)));
   }
 
-  async unsubscribe(k: LockKeys): Promise<void> {
-    await Promise.all(this.masters.map((m) => m.unsubscribe(k)));
+  async unsubscribe(channel: string): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.unsubscribe(channel)));
+  }
+
+  // The fair lock's queue lives on one server; a queue per master could disagree on
+  // the order, so quorum mode has no fair lock (getFairLock refuses it up front).
+  fairAcquire(): never {
+    throw new LockError('fair locks need one master or a Cluster');
+  }
+
+  fairRelease(): never {
+    throw new LockError('fair locks need one master or a Cluster');
+  }
+
+  fairLeave(): never {
+    throw new LockError('fair locks need one master or a Cluster');
   }
 
   async close(): Promise<void> {

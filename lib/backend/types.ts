@@ -6,6 +6,10 @@ export interface LockKeys {
   readonly key: string;
   readonly fence: string;
   readonly channel: string;
+  /** Fair lock only: the queue of waiting owners, their heartbeat deadlines, and the channel naming the next one. */
+  readonly queue: string;
+  readonly deadlines: string;
+  readonly fairChannel: string;
 }
 
 export type AcquireResult =
@@ -48,9 +52,13 @@ export interface Backend {
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
   pttl(keys: LockKeys, timeout: number): Promise<number>;
-  /** Subscribe `listener` to the lock's channel on every master; resolves once subscribed. */
-  subscribe(keys: LockKeys, listener: () => void): Promise<void>;
-  unsubscribe(keys: LockKeys): Promise<void>;
+  /** Subscribe `listener` to a lock's channel on every master; resolves once subscribed. */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  unsubscribe(channel: string): Promise<void>;
+  /** Fair lock: an attempt in queue order; `enqueue` joins (or heartbeats) the queue when not granted. */
+  fairAcquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult & { head?: boolean }>;
+  fairRelease(keys: LockKeys, owner: string, timeout: number): Promise<ReleaseResult>;
+  fairLeave(keys: LockKeys, owner: string, timeout: number): Promise<void>;
   close(): Promise<void>;
 }
 
