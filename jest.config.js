@@ -2,6 +2,8 @@
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
+  // Examples import the package by name, as users do.
+  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts' },
   testMatch: ['**/*.spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'json', 'lua'],
   transform: {
