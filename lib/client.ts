@@ -70,7 +70,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       renewalFailed: (hold, error, attempt) =>
         this.publish('renewalFailed', hold.keys.name, { name: hold.keys.name, owner: hold.owner, error, attempt }),
       lost: (hold, reason, cause) => this.lose(hold, reason, cause),
-    });
+    }, (lease) => this.timeoutFor(lease));
   }
 
   /** A handle on the lock called `name`; cheap, any number per name. */

@@ -3,7 +3,7 @@ import { LockError } from './errors/LockError';
 /** Thrown when one Redis call outlives its bound (a dead or stalled server). */
 export class CommandTimeoutError extends LockError {
   constructor(what: string, ms: number) {
-    super(`${what} got no reply within ${ms} ms`);
+    super(`${what} got no reply within ${Math.ceil(ms)} ms`);
   }
 }
 

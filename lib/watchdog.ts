@@ -32,6 +32,8 @@ export class Watchdog {
   constructor(
     private readonly backend: Backend,
     private readonly events: WatchdogEvents,
+    /** Bound of one renewal call for a lease: a stalled call is retried (renewalFailed) before the deadline. */
+    private readonly timeoutFor: (lease: number) => number,
   ) {}
 
   get size(): number {
@@ -100,10 +102,11 @@ export class Watchdog {
     let timeout = Infinity;
     for (const hold of due) {
       hold.renewing = true;
-      timeout = Math.min(timeout, hold.validUntil - now());
+      timeout = Math.min(timeout, hold.validUntil - now(), this.timeoutFor(hold.lease));
     }
     const items = due.map((h) => ({ keys: h.keys, owner: h.owner, lease: h.lease }));
-    // The batch may not outlive the earliest deadline in it: that deadline is a loss.
+    // The batch may not outlive the earliest deadline in it (that deadline is a loss),
+    // nor one command bound: a stalled call is reported and retried while time is left.
     this.backend.renew(items, Math.max(1, timeout)).then(
       (outcomes) => this.settle(due, outcomes),
       (error: Error) => this.settle(due, due.map(() => ({ ok: false, error }))),

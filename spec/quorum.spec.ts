@@ -100,6 +100,24 @@ it('wakes a waiter of another client promptly on release', async () => {
   await waiter.unlock();
 });
 
+it('wakes a waiter promptly while a master is down', async () => {
+  await masters[4].kill();
+  const a = client();
+  const b = client();
+  const lockName = name();
+  const holder = a.getLock(lockName);
+  await holder.lock(20_000);
+  const waiter = b.getLock(lockName);
+  const pending = waiter.tryLock(10_000).then((ok) => ok && performance.now());
+  await waitFor(async () => (await conns[0].pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+  const releasedAt = performance.now();
+  await holder.unlock();
+  const at = await pending;
+  expect(at).not.toBe(false);
+  expect((at as number) - releasedAt).toBeLessThan(300);
+  await waiter.unlock();
+});
+
 it('aborts a quorum wait promptly and leaves nothing behind', async () => {
   const a = client();
   const b = client();

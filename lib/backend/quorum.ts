@@ -207,8 +207,20 @@ export class Quorum implements Backend {
     return this.majority(k.name, 'read the TTL of', this.all((m) => m.pttl(k, timeout)));
   }
 
-  async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
-    await Promise.all(this.masters.map((m) => m.subscribe(channel, listener)));
+  /**
+   * Subscribes on every master, but waits only for a majority: a release reaches at
+   * least a majority of masters, and a master that is down (its subscriber connection
+   * would time out) must not hold up the waiter's first retry.
+   */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    return new Promise((resolve) => {
+      let done = 0;
+      for (const m of this.masters) {
+        void m.subscribe(channel, listener).then(() => {
+          if (++done === this.quorum) resolve();
+        });
+      }
+    });
   }
 
   async unsubscribe(channel: string): Promise<void> {
