@@ -1,0 +1,77 @@
+/**
+ * Bounded waiting: every wait has a deadline and a message saying what did
+ * not happen, so a broken spec fails fast and legibly instead of hitting the
+ * jest timeout. Timers come from node:timers, which jest fake timers leave
+ * alone, so these helpers keep working in specs that fake the clock.
+ */
+import { clearTimeout, setTimeout } from 'node:timers';
+
+const TIMED_OUT = Symbol('timed out');
+
+/** Polls `fn` until it returns a truthy value; errors thrown by `fn` count as "not yet". */
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  opts: { timeout?: number; interval?: number; message?: string } = {},
+): Promise<T> {
+  const { timeout = 5_000, interval = 50, message = 'condition not met' } = opts;
+  let timer: NodeJS.Timeout | undefined;
+  // Also bounds a single call of `fn` that never settles.
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), timeout);
+  });
+  let last: string | undefined;
+  try {
+    for (;;) {
+      const attempt = Promise.resolve()
+        .then(fn)
+        .then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+      const outcome = await Promise.race([attempt, expired]);
+      if (outcome === TIMED_OUT) break;
+      if ('error' in outcome) last = `last error: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`;
+      else if (outcome.value) return outcome.value;
+      else last = `last value: ${String(outcome.value)}`;
+      const next = await Promise.race([
+        new Promise<void>((resolve) => setTimeout(resolve, interval)),
+        expired,
+      ]);
+      if (next === TIMED_OUT) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  throw new Error(`waitFor: ${message} within ${timeout} ms${last ? ` (${last})` : ''}`);
+}
+
+type Listener = (...args: any[]) => void;
+
+/** The first argument of the next `event`; rejects naming the event after `timeoutMs`. */
+export function nextEvent<T = unknown>(
+  emitter: { once(ev: string, fn: Listener): unknown; off?(ev: string, fn: Listener): unknown },
+  event: string,
+  timeoutMs: number,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const listener: Listener = (first: T) => {
+      clearTimeout(timer);
+      resolve(first);
+    };
+    const timer = setTimeout(() => {
+      // Without removal the listener would outlive the spec and hold its scope.
+      emitter.off?.(event, listener);
+      reject(new Error(`nextEvent: no '${event}' event within ${timeoutMs} ms`));
+    }, timeoutMs);
+    emitter.once(event, listener);
+  });
+}
+
+/** `p`, or a rejection naming `what` if it has not settled within `ms`. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
