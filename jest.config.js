@@ -3,12 +3,11 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   // Examples import the package by name, as users do.
-  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts' },
+  // lib/ writes ESM-ready relative imports ('./client.js'); jest resolves them to .ts.
+  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['**/*.spec.ts'],
-  moduleFileExtensions: ['ts', 'js', 'json', 'lua'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-    '^.+\\.lua$': '<rootDir>/spec/helpers/lua-transform.js',
   },
   setupFilesAfterEnv: ['<rootDir>/spec/helpers/setup.ts'],
   globalTeardown: '<rootDir>/spec/helpers/global-teardown.ts',

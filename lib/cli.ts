@@ -1,20 +1,22 @@
+#!/usr/bin/env node
 /**
  * `holdfast`: a distributed flock(1). Runs a command while holding a holdfast lock.
  *
  *   holdfast exec <name> [options] -- <command> [args...]
  *
- * Built by tsup into dist/cli.js (CommonJS, with a `#!/usr/bin/env node` banner) and
- * published as the package's `bin`. Arguments are parsed by hand: no dependencies.
+ * Built by tsc into dist/cjs/cli.js (the shebang above is kept) and published as the
+ * package's `bin`. Arguments are parsed by hand: no dependencies.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import Redis from 'ioredis';
-import { LockClient } from './client';
-import { LockError } from './errors/LockError';
-import { LockLostError } from './errors/LockLostError';
-import { QuorumError } from './errors/QuorumError';
-import { MIN_LEASE } from './options';
-import { version } from '../package.json';
+import { LockClient } from './client.js';
+import { LockError } from './errors/LockError.js';
+import { LockLostError } from './errors/LockLostError.js';
+import { QuorumError } from './errors/QuorumError.js';
+import { MIN_LEASE } from './options.js';
+import fs from 'node:fs';
+import path from 'node:path';
 
 // ---- exit statuses (sysexits.h where one fits) ---------------------------------------
 
@@ -46,6 +48,17 @@ const SHUTDOWN_BOUND_MS = 10_000;
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 // ---- help -----------------------------------------------------------------------------
+
+/** The package's version, from holdfast's package.json above this file (lib/ or dist/cjs/). */
+const version = ((): string => {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (!fs.existsSync(file)) continue;
+    const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'holdfast' && pkg.version) return pkg.version; // dist/cjs has a bare { type } file
+  }
+  return 'unknown';
+})();
 
 export const MAIN_HELP = `holdfast ${version}: a distributed flock(1) on Redis
 

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import type { AcquireResult, Backend, LockKeys } from './backend/types';
-import { Master } from './backend/master';
-import { Quorum } from './backend/quorum';
-import { raceAbort } from './abort';
-import { waitFair, type FairHost } from './fair-waiting';
-import { checkConnections, type Connection } from './connection';
-import { LockError } from './errors/LockError';
-import { LockLostError, type LossReason } from './errors/LockLostError';
-import { LockNotHeldError } from './errors/LockNotHeldError';
-import type { ClientEvents, LockEvents } from './events';
-import { Hold } from './hold';
-import { Lock } from './lock';
-import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options';
-import { newScope, runInScope, type Scope } from './scope';
-import { WaitQueue, type Waiter } from './waiting';
-import { Watchdog } from './watchdog';
+import type { AcquireResult, Backend, LockKeys } from './backend/types.js';
+import { Master } from './backend/master.js';
+import { Quorum } from './backend/quorum.js';
+import { raceAbort } from './abort.js';
+import { waitFair, type FairHost } from './fair-waiting.js';
+import { checkConnections, type Connection } from './connection.js';
+import { LockError } from './errors/LockError.js';
+import { LockLostError, type LossReason } from './errors/LockLostError.js';
+import { LockNotHeldError } from './errors/LockNotHeldError.js';
+import type { ClientEvents, LockEvents } from './events.js';
+import { Hold } from './hold.js';
+import { Lock } from './lock.js';
+import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
+import { newScope, runInScope, type Scope } from './scope.js';
+import { WaitQueue, type Waiter } from './waiting.js';
+import { Watchdog } from './watchdog.js';
 
 const now = () => performance.now();
 

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { describe } from './options';
+import { describe } from './options.js';
 
 /** What holdfast accepts as one master: an ioredis Redis or Cluster (the user's; never closed by holdfast). */
 export type Connection = Redis | Cluster;

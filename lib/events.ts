@@ -1,4 +1,4 @@
-import type { LossReason } from './errors/LockLostError';
+import type { LossReason } from './errors/LockLostError.js';
 
 export interface AcquiredEvent {
   name: string;

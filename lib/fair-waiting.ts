@@ -1,7 +1,7 @@
-import { raceAbort } from './abort';
-import type { AcquireResult, Backend, LockKeys } from './backend/types';
-import { LockError } from './errors/LockError';
-import { Bell } from './waiting';
+import { raceAbort } from './abort.js';
+import type { AcquireResult, Backend, LockKeys } from './backend/types.js';
+import { LockError } from './errors/LockError.js';
+import { Bell } from './waiting.js';
 
 /** What the fair wait needs from its client. */
 export interface FairHost {

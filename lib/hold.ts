@@ -1,5 +1,5 @@
-import type { LockKeys } from './backend/types';
-import type { LockLostError } from './errors/LockLostError';
+import type { LockKeys } from './backend/types.js';
+import type { LockLostError } from './errors/LockLostError.js';
 
 /**
  * One owner's hold on one lock, as this client knows it. Reentries share it (count).

@@ -1,13 +1,13 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { LockKeys } from './backend/types';
-import type { LockClient } from './client';
-import { LockError } from './errors/LockError';
-import { LockLostError } from './errors/LockLostError';
-import { LockNotHeldError } from './errors/LockNotHeldError';
-import type { LockEvents } from './events';
-import type { Hold } from './hold';
-import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from './options';
-import { currentScope, newScope, runInScope, type Scope } from './scope';
+import type { LockKeys } from './backend/types.js';
+import type { LockClient } from './client.js';
+import { LockError } from './errors/LockError.js';
+import { LockLostError } from './errors/LockLostError.js';
+import { LockNotHeldError } from './errors/LockNotHeldError.js';
+import type { LockEvents } from './events.js';
+import type { Hold } from './hold.js';
+import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from './options.js';
+import { currentScope, newScope, runInScope, type Scope } from './scope.js';
 
 /** What run(fn) passes to fn. */
 export interface HeldContext {

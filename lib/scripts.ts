@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Connection } from './connection';
-import acquireLua from './lua/acquire.lua';
-import releaseLua from './lua/release.lua';
-import renewLua from './lua/renew.lua';
-import forceUnlockLua from './lua/force-unlock.lua';
-import fenceFloorLua from './lua/fence-floor.lua';
-import fairAcquireLua from './lua/fair-acquire.lua';
-import fairReleaseLua from './lua/fair-release.lua';
-import fairLeaveLua from './lua/fair-leave.lua';
+import type { Connection } from './connection.js';
+import * as lua from './lua/index.js';
 
 /**
  * A Lua script called by EVALSHA, falling back to EVAL (which also caches it) when the
@@ -31,12 +24,12 @@ export class Script {
 }
 
 export const scripts = {
-  acquire: new Script('acquire', acquireLua),
-  release: new Script('release', releaseLua),
-  renew: new Script('renew', renewLua),
-  forceUnlock: new Script('force-unlock', forceUnlockLua),
-  fenceFloor: new Script('fence-floor', fenceFloorLua),
-  fairAcquire: new Script('fair-acquire', fairAcquireLua),
-  fairRelease: new Script('fair-release', fairReleaseLua),
-  fairLeave: new Script('fair-leave', fairLeaveLua),
+  acquire: new Script('acquire', lua.acquire),
+  release: new Script('release', lua.release),
+  renew: new Script('renew', lua.renew),
+  forceUnlock: new Script('force-unlock', lua.forceUnlock),
+  fenceFloor: new Script('fence-floor', lua.fenceFloor),
+  fairAcquire: new Script('fair-acquire', lua.fairAcquire),
+  fairRelease: new Script('fair-release', lua.fairRelease),
+  fairLeave: new Script('fair-leave', lua.fairLeave),
 };

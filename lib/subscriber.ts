@@ -1,6 +1,6 @@
-import type { Connection } from './connection';
-import { isCluster } from './connection';
-import { withTimeout } from './timeout';
+import type { Connection } from './connection.js';
+import { isCluster } from './connection.js';
+import { withTimeout } from './timeout.js';
 
 type Listener = (message: string) => void;
 

@@ -1,4 +1,4 @@
-import { LockError } from './errors/LockError';
+import { LockError } from './errors/LockError.js';
 
 /** Thrown when one Redis call outlives its bound (a dead or stalled server). */
 export class CommandTimeoutError extends LockError {

@@ -1,5 +1,5 @@
-import type { LockKeys } from './backend/types';
-import type { Hold } from './hold';
+import type { LockKeys } from './backend/types.js';
+import type { Hold } from './hold.js';
 
 /** One pending lock()/tryLock() call of this client. */
 export interface Waiter {

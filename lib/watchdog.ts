@@ -1,6 +1,6 @@
-import type { Backend, RenewOutcome } from './backend/types';
-import type { Hold } from './hold';
-import type { LossReason } from './errors/LockLostError';
+import type { Backend, RenewOutcome } from './backend/types.js';
+import type { Hold } from './hold.js';
+import type { LossReason } from './errors/LockLostError.js';
 
 export interface WatchdogEvents {
   renewed(hold: Hold): void;

@@ -18,8 +18,8 @@ import { freePort, startMasters, startServer, type RedisServer } from '../script
 import { TcpProxy } from './helpers/proxy';
 import { waitFor, withTimeout } from './helpers/wait';
 
-// `holdfast exec`, the bin: run from source (node -r lua-require -r tsx/cjs), as a user
-// runs dist/cli.js, with its stdio piped here. The commands it runs are small node or sh
+// `holdfast exec`, the bin: run from source (node -r tsx/cjs), as a user
+// runs dist/cjs/cli.js, with its stdio piped here. The commands it runs are small node or sh
 // scripts that report on stdout and wait for stdin or a signal: no fixed sleeps here.
 
 const ROOT = path.resolve(__dirname, '..');
@@ -51,7 +51,7 @@ class Cli {
   readonly closed: Promise<Exit>;
 
   constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['-r', './spec/helpers/lua-require.js', '-r', 'tsx/cjs', 'lib/cli.ts', ...args], {
+    this.child = spawn(process.execPath, ['-r', 'tsx/cjs', 'lib/cli.ts', ...args], {
       cwd: ROOT,
       // REDIS_URL points at the spec's server, so that a default can never reach 6379.
       env: { ...process.env, REDIS_URL: server.url, ...env },

@@ -24,7 +24,7 @@ function client(watchdogTimeout = 1_000): LockClient {
 }
 
 function child(args: string[]): { proc: ChildProcess; output: () => string } {
-  const proc = spawn(process.execPath, ['-r', './spec/helpers/lua-require.js', '-r', 'tsx/cjs', 'spec/fixtures/fair-waiter.ts', ...args], {
+  const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/fair-waiter.ts', ...args], {
     cwd: path.resolve(__dirname, '..'),
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -11,7 +11,7 @@ let scratch: string;
 let files: string[];
 
 beforeAll(() => {
-  execFileSync('npx', ['tsup'], { cwd: root, stdio: 'pipe' });
+  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'pipe' });
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-pack-'));
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }).toString());
   files = packed[0].files.map((f: { path: string }) => f.path);
@@ -26,8 +26,8 @@ afterAll(() => {
 });
 
 it('ships only what users need, with no install-time scripts', () => {
-  for (const f of files) expect(f).toMatch(/^(dist\/|README\.md$|LICENSE$|package\.json$)/);
-  expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/index.d.mts', 'README.md', 'LICENSE']));
+  for (const f of files) expect(f).toMatch(/^(dist\/(cjs|esm)\/.*\.(js|d\.ts|json)$|README\.md$|LICENSE$|package\.json$)/);
+  expect(files).toEqual(expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/cli.js', 'README.md', 'LICENSE']));
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[hook]).toBeUndefined();
   expect(pkg.engines.node).toBeDefined();
@@ -36,6 +36,11 @@ it('ships only what users need, with no install-time scripts', () => {
 it('loads with require() from CommonJS', () => {
   const out = execFileSync(process.execPath, ['-e', "const h = require('holdfast'); console.log(typeof h.LockClient, typeof h.LockLostError, new h.QuorumError('x', 'acquire', 2, []) instanceof h.LockError)"], { cwd: scratch }).toString();
   expect(out.trim()).toBe('function function true');
+});
+
+it('runs the bin', () => {
+  const out = execFileSync(process.execPath, [path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs', 'cli.js'), '--version'], { cwd: scratch }).toString();
+  expect(out.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 });
 
 it('loads with import from ESM', () => {

@@ -254,7 +254,7 @@ describe('loss detection', () => {
 describe('processes', () => {
   function run(args: string[]) {
     const root = path.resolve(__dirname, '..');
-    return spawn(process.execPath, ['-r', './spec/helpers/lua-require.js', '-r', 'tsx/cjs', 'spec/fixtures/holder.ts', ...args], {
+    return spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/holder.ts', ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,10 +1,10 @@
-import type { Connection } from '../connection';
-import { isCluster } from '../connection';
-import { scripts } from '../scripts';
-import { Subscriber } from '../subscriber';
-import { withTimeout, CommandTimeoutError } from '../timeout';
-import { clusterSlot } from './slot';
-import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types';
+import type { Connection } from '../connection.js';
+import { isCluster } from '../connection.js';
+import { scripts } from '../scripts.js';
+import { Subscriber } from '../subscriber.js';
+import { withTimeout, CommandTimeoutError } from '../timeout.js';
+import { clusterSlot } from './slot.js';
+import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
 /** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
 const RENEW_CHUNK = 500;

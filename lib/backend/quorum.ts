@@ -1,7 +1,7 @@
-import { QuorumError, type Vote } from '../errors/QuorumError';
-import { LockError } from '../errors/LockError';
-import type { Master } from './master';
-import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types';
+import { QuorumError, type Vote } from '../errors/QuorumError.js';
+import { LockError } from '../errors/LockError.js';
+import type { Master } from './master.js';
+import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
 const now = () => performance.now();
 

@@ -1,4 +1,4 @@
-import type { Vote } from '../errors/QuorumError';
+import type { Vote } from '../errors/QuorumError.js';
 
 /** The Redis names of one lock: all three share the `{name}` hash tag, so one cluster slot. */
 export interface LockKeys {

@@ -1,4 +1,4 @@
-import { LockError } from './LockError';
+import { LockError } from './LockError.js';
 
 export type LossReason = 'expired' | 'taken' | 'quorum' | 'deleted';
 

@@ -1,4 +1,4 @@
-import { LockError } from './LockError';
+import { LockError } from './LockError.js';
 
 /** unlock() from a scope or handle that does not hold the lock (Redisson: IllegalMonitorStateException). */
 export class LockNotHeldError extends LockError {

@@ -1,4 +1,4 @@
-import { LockError } from './LockError';
+import { LockError } from './LockError.js';
 
 /** What one master answered to one quorum operation. */
 export type Vote =

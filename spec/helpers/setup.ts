@@ -15,6 +15,14 @@ import vm from 'node:vm';
 
 const hostProcess = vm.runInThisContext('process') as NodeJS.Process;
 
+// Jest's sandbox realm lacks the Symbol.dispose/asyncDispose that Node (18.18+) gives
+// the main realm; `await using` needs them. Borrow the host's, so both realms agree.
+for (const name of ['dispose', 'asyncDispose'] as const) {
+  if (!(Symbol as unknown as Record<string, symbol | undefined>)[name]) {
+    Object.defineProperty(Symbol, name, { value: vm.runInThisContext(`Symbol.${name}`) });
+  }
+}
+
 /** Keyed by promise so a rejection handled late (rejectionHandled) is forgiven. */
 const rejections = new Map<Promise<unknown>, unknown>();
 const exceptions: unknown[] = [];
