@@ -11,6 +11,7 @@ import { LockLostError, type LossReason } from './errors/LockLostError.js';
 import { LockNotHeldError } from './errors/LockNotHeldError.js';
 import type { ClientEvents, LockEvents } from './events.js';
 import { Hold } from './hold.js';
+import { HoldRegistry } from './registry.js';
 import { Lock } from './lock.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { newScope, runInScope, type Scope } from './scope.js';
@@ -37,8 +38,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
   /** @internal */ readonly options: ResolvedOptions;
   /** @internal */ readonly backend: Backend;
   private readonly watchdog: Watchdog;
-  /** key -> owner -> hold: what this client holds, as far as it knows. */
-  private readonly holds = new Map<string, Map<string, Hold>>();
+  /** What this client holds, as far as it knows. */
+  private readonly holds = new HoldRegistry();
   private readonly queues = new Map<string, WaitQueue>();
   private readonly perName = new Map<string, EventEmitter<LockEvents>>();
   /** Consecutive local hand-offs per key (see LOCAL_CHAIN). */
@@ -48,8 +49,6 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * clients were waiting for, so that their retry wins over our own re-grab (no barging).
    */
   private readonly yields = new Map<string, number>();
-  /** Smoothed round trip of an acquire call, to size the yield window. */
-  private rtt = 1;
   /** Fair waiters of this client per key: their owner ids -> wake-ups, behind one subscription per key. */
   private readonly fairWatchers = new Map<string, { owners: Map<string, Set<() => void>>; ready: Promise<void> }>();
   private lastUnscoped = 0;
@@ -143,7 +142,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   /** @internal */
   holdOf(key: string, owner: string): Hold | undefined {
-    return this.holds.get(key)?.get(owner);
+    return this.holds.get(key, owner);
   }
 
   /** @internal Bound of one Redis call about a lock with this lease. */
@@ -182,24 +181,24 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const queue = this.queues.get(keys.key);
     // No barging: with local waiters queued, or the lock held by another local owner,
     // a waiting caller joins the queue and gets the lock handed over in turn.
-    const queueFirst = !mine?.live && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner) || this.yielding(keys.key));
+    const queueFirst = !mine?.joinable && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner) || this.yielding(keys.key));
     if (!queueFirst) {
-      const call = this.timed(this.backend.acquire(keys, owner, lease, this.timeoutFor(lease)));
+      const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease));
       const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, false));
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start);
-      if (mine?.live) this.lose(mine, 'taken');
+      if (mine?.joinable) this.lose(mine, 'taken');
       if (waitTime === 0) return null;
     }
     return this.wait(keys, owner, lease, watchdog, start + (waitTime ?? Infinity), start, signal);
   }
 
   private async acquireFair(keys: LockKeys, owner: string, lease: number, watchdog: boolean, waitTime: number | undefined, signal: AbortSignal | undefined, start: number, mine: Hold | undefined): Promise<Hold | null> {
-    if (mine?.live || waitTime === 0) {
+    if (mine?.joinable || waitTime === 0) {
       // A reentry, or one attempt: neither joins the queue.
       const call = this.backend.fairAcquire(keys, owner, lease, this.options.watchdogTimeout, false, this.timeoutFor(lease));
       const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, true));
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start, true);
-      if (mine?.live) this.lose(mine, 'taken');
+      if (mine?.joinable) this.lose(mine, 'taken');
       if (waitTime === 0) return null;
     }
     const granted = await waitFair(this.fairHost(), keys, owner, lease, start + (waitTime ?? Infinity), signal);
@@ -255,7 +254,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       if (hold.count <= 0) this.forget(hold);
       throw hold.lost;
     }
-    if (hold.released) throw new LockNotHeldError(keys.name, 'it was already released');
+    if (hold.released || hold.releasing) throw new LockNotHeldError(keys.name, 'it was already released');
     const timeout = this.timeoutFor(hold.lease);
     if (hold.count > 1) {
       hold.count -= 1;
@@ -281,7 +280,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       return;
     }
     // The last level: from here on the watchdog never sends a renewal for this hold.
-    hold.released = true;
+    hold.releasing = true;
     this.watchdog.untrack(hold);
     const queue = this.queues.get(keys.key);
     const next = hold.fair ? undefined : queue?.next();
@@ -293,6 +292,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
     try {
       result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, nextOwner, timeout));
     } catch (error) {
+      hold.releasing = false;
+      hold.released = true;
       this.forget(hold);
       if (next) next.claimed = false;
       queue?.wake();
@@ -301,7 +302,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     switch (result.kind) {
       case 'notHeld': {
         if (next) next.claimed = false;
-        hold.released = false;
+        hold.releasing = false;
         this.lose(hold, 'deleted');
         this.forget(hold);
         throw hold.lost ?? new LockNotHeldError(keys.name);
@@ -309,9 +310,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
       case 'decremented': {
         // Redis counted more levels than we did (a late reentry not yet undone): keep holding.
         if (next) next.claimed = false;
+        hold.releasing = false;
         this.forget(hold);
         if (!this.holdOf(keys.key, owner)?.live) {
-          hold.released = false;
           hold.count = result.count;
           this.remember(hold);
           this.watchdog.track(hold);
@@ -323,7 +324,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         if (next) next.claimed = false;
         this.chains.delete(keys.key);
         // Other clients were woken for this lock: give their retry a head start.
-        if (result.receivers > ownSubscriptions) this.yields.set(keys.key, now() + Math.min(10, Math.max(1, this.rtt * 3)));
+        if (result.receivers > ownSubscriptions) this.yields.set(keys.key, now() + Math.min(10, Math.max(1, ((this.backend as Master).rtt ?? 1) * 3)));
         this.finishRelease(hold);
         return;
       case 'handedOff': {
@@ -343,7 +344,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   async forceUnlock(keys: LockKeys): Promise<boolean> {
     this.assertOpen();
     const deleted = await this.backend.forceUnlock(keys, this.timeoutFor(this.options.watchdogTimeout));
-    for (const hold of this.holds.get(keys.key)?.values() ?? []) if (hold.live) this.lose(hold, 'deleted');
+    for (const hold of [...this.holds.of(keys.key)]) if (hold.live) this.lose(hold, 'deleted');
     return deleted;
   }
 
@@ -351,7 +352,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   private register(keys: LockKeys, owner: string, lease: number, watchdog: boolean, result: AcquireResult & { granted: true }, start: number, fair = false): Hold {
     const current = this.holdOf(keys.key, owner);
-    if (current?.live) {
+    if (current?.joinable) {
       current.count += 1;
       if (result.validUntil > current.validUntil) {
         current.validUntil = result.validUntil;
@@ -362,29 +363,25 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const hold = new Hold(keys, owner, result.token, lease, watchdog, result.validUntil, fair);
     this.remember(hold);
     this.watchdog.track(hold);
-    this.publish('acquired', keys.name, { name: keys.name, owner, token: result.token, waitedMs: now() - start });
+    if (this.wants('acquired', keys.name)) this.publish('acquired', keys.name, { name: keys.name, owner, token: result.token, waitedMs: now() - start });
     return hold;
   }
 
   private remember(hold: Hold): void {
-    let owners = this.holds.get(hold.keys.key);
-    if (!owners) this.holds.set(hold.keys.key, (owners = new Map()));
-    owners.set(hold.owner, hold);
+    this.holds.add(hold);
   }
 
   private forget(hold: Hold): void {
-    const owners = this.holds.get(hold.keys.key);
-    if (owners?.get(hold.owner) !== hold) return;
-    owners.delete(hold.owner);
-    if (owners.size === 0) this.holds.delete(hold.keys.key);
+    this.holds.remove(hold);
   }
 
   private finishRelease(hold: Hold): void {
     hold.count = 0;
+    hold.releasing = false;
     hold.released = true;
     this.watchdog.untrack(hold);
     this.forget(hold);
-    this.publish('released', hold.keys.name, { name: hold.keys.name, owner: hold.owner });
+    if (this.wants('released', hold.keys.name)) this.publish('released', hold.keys.name, { name: hold.keys.name, owner: hold.owner });
     this.queues.get(hold.keys.key)?.wake();
   }
 
@@ -406,20 +403,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
     return false;
   }
 
-  /** Feeds the round-trip estimate that sizes the yield window. */
-  private timed<T>(call: Promise<T>): Promise<T> {
-    const start = now();
-    void call.then(
-      () => (this.rtt = this.rtt * 0.8 + (now() - start) * 0.2),
-      () => undefined,
-    );
-    return call;
-  }
-
   /** A live hold on key by another owner of this client: the lock will be handed over locally. */
   private heldLocally(key: string, exceptOwner: string): boolean {
-    for (const hold of this.holds.get(key)?.values() ?? []) if (hold.live && hold.owner !== exceptOwner) return true;
-    return false;
+    return this.holds.heldByOther(key, exceptOwner);
   }
 
   /** Give back a grant nobody will use (a waiter that left while it was on its way). */
@@ -501,7 +487,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         head.claimed = true;
         let result: AcquireResult;
         try {
-          result = await this.timed(this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease)));
+          result = await this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease));
         } catch (error) {
           head.claimed = false;
           head.reject(error);
@@ -531,6 +517,11 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   // ---- events ---------------------------------------------------------------------
+
+  /** Someone listens for event about name: only then is its payload built (hot path). */
+  private wants(event: keyof LockEvents, name: string): boolean {
+    return this.listenerCount(event) > 0 || (this.perName.get(name)?.listenerCount(event) ?? 0) > 0;
+  }
 
   private publish<E extends keyof LockEvents>(event: E, name: string, payload: Parameters<LockEvents[E]>[0]): void {
     // A throwing listener must not break the lock's bookkeeping; it is reported as 'error'.

@@ -12,6 +12,11 @@ export class Hold {
   lost: LockLostError | undefined;
   /** Set once released: the watchdog never renews it again. */
   released = false;
+  /**
+   * The last unlock is on its way: no longer renewed, but the key still counts as held
+   * here, so no local waiter tries for it while it is being handed over.
+   */
+  releasing = false;
   /** No renewal succeeded by then: the lease may have ended, so the hold counts as lost. */
   validUntil: number;
   /** Watchdog bookkeeping: next renewal due, renewal under way, failed attempts in a row. */
@@ -38,6 +43,11 @@ export class Hold {
 
   get live(): boolean {
     return !this.lost && !this.released;
+  }
+
+  /** Live and not being released: a reentry may join it. */
+  get joinable(): boolean {
+    return this.live && !this.releasing;
   }
 
   /** Aborted with a LockLostError when the hold is lost; created on first use. */

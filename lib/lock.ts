@@ -52,7 +52,10 @@ export class Lock {
   /** Waits until held. lock(lease) or lock({ leaseTime, signal }); without a lease the watchdog renews it. */
   async lock(leaseOrOptions?: number | LockOptions): Promise<void> {
     const o = resolveLockArgs(leaseOrOptions, arguments.length);
-    await this.take(o.leaseTime, undefined, o.signal);
+    this.client.assertOpen();
+    const scope = currentScope();
+    const hold = await this.client.acquire(this.keys, scope ? this.client.ownerOf(scope) : this.client.unscopedOwner(), o.leaseTime, undefined, o.signal, this.fair);
+    if (hold && !scope) this.unscoped.push(hold);
   }
 
   /** One attempt, or waits up to waitTime: tryLock(), tryLock(wait), tryLock(wait, lease), tryLock({ ... }). */
@@ -191,7 +194,7 @@ export class Lock {
   /** The current scope when it already holds this lock (run/acquire then reenter). */
   private reentrantScope(): Scope | undefined {
     const scope = currentScope();
-    return scope && this.client.holdOf(this.keys.key, this.client.ownerOf(scope))?.live ? scope : undefined;
+    return scope && this.client.holdOf(this.keys.key, this.client.ownerOf(scope))?.joinable ? scope : undefined;
   }
 
   private currentOwner(): string | undefined {

@@ -7,16 +7,57 @@ export class CommandTimeoutError extends LockError {
   }
 }
 
+interface Pending {
+  readonly at: number;
+  readonly ms: number;
+  readonly what: string;
+  readonly reject: (error: Error) => void;
+}
+
+/**
+ * One sweeper timer for every bounded call in the process, instead of a timer armed
+ * and cleared per Redis call (two per lock/unlock cycle): bounds are ≥ 100 ms by
+ * default, so a few ms of lateness costs nothing, while per-call timers cost the hot
+ * path. The timer is unref'd and stops when nothing is pending.
+ */
+const pending = new Set<Pending>();
+const RESOLUTION = 5;
+let sweeper: NodeJS.Timeout | undefined;
+
+function sweep(): void {
+  const now = performance.now();
+  for (const p of pending) {
+    if (p.at <= now) {
+      pending.delete(p);
+      p.reject(new CommandTimeoutError(p.what, p.ms));
+    }
+  }
+  if (pending.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
 /**
  * Bound a Redis call: ioredis queues commands while it reconnects, so without this a
- * dead server would stall lock(), unlock() and the watchdog's deadline indefinitely.
- * The call itself may still complete later; callers that must undo a late success
- * keep the original promise.
+ * dead server would stall lock(), unlock() and the watchdog indefinitely. The call
+ * itself may still complete later; callers that must undo a late success keep the
+ * original promise.
  */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CommandTimeoutError(what, ms)), Math.max(1, ms));
+  return new Promise<T>((resolve, reject) => {
+    const entry: Pending = { at: performance.now() + ms, ms, what, reject };
+    pending.add(entry);
+    sweeper ??= setInterval(sweep, RESOLUTION).unref();
+    promise.then(
+      (value) => {
+        pending.delete(entry);
+        resolve(value);
+      },
+      (error: unknown) => {
+        pending.delete(entry);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -47,8 +47,9 @@ export class Watchdog {
   }
 
   untrack(hold: Hold): void {
+    // The timer stays armed: a lock/unlock cycle then costs no timer churn, and a tick
+    // that finds nothing due just goes back to sleep.
     this.holds.delete(hold);
-    if (this.holds.size === 0) this.disarm();
   }
 
   /** Called when a hold's deadline moved (a reentry extended it). */

@@ -46,18 +46,23 @@ export class Master implements Backend {
     return s === 'end' || s === 'close' || s === 'reconnecting' || (this.wasReady && s === 'connecting');
   }
 
-  async acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+  /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
+  rtt = 1;
+
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const sentAt = now();
     const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
-    let reply: number[];
-    try {
-      reply = await withTimeout(call, timeout, `acquire '${k.name}'`);
-    } catch (error) {
-      if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
-      throw error;
-    }
-    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
-    return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+    return withTimeout(call, timeout, `acquire '${k.name}'`).then(
+      (reply): AcquireResult => {
+        this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+        if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
+        return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+      },
+      (error: unknown) => {
+        if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
+        throw error;
+      },
+    );
   }
 
   /** An acquisition we gave up on may still be carried out by the server: take back what it granted. */
@@ -70,13 +75,25 @@ export class Master implements Backend {
     );
   }
 
-  async release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
+  release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
     const sentAt = now();
-    const reply = (await withTimeout(
-      scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '']),
-      timeout,
-      `release '${k.name}'`,
-    )) as number[];
+    const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '']);
+    return withTimeout(call as Promise<number[]>, timeout, `release '${k.name}'`).then(
+      (reply) => this.releaseResult(reply, sentAt, next),
+      (error: unknown) => {
+        // A hand-off we gave up on may still happen: the waiter it named has moved on.
+        if (error instanceof CommandTimeoutError && next) {
+          (call as Promise<number[]>).then(
+            (reply) => void (reply[0] === 3 && this.release(k, next.owner, undefined, 5_000).catch(() => undefined)),
+            () => undefined,
+          );
+        }
+        throw error;
+      },
+    );
+  }
+
+  private releaseResult(reply: number[], sentAt: number, next: NextOwner | undefined): ReleaseResult {
     switch (reply[0]) {
       case 0:
         return { kind: 'notHeld' };
