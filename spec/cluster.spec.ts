@@ -1,6 +1,7 @@
 import Redis, { Cluster } from 'ioredis';
 import { LockClient } from '../lib';
 import { startCluster, type TestCluster } from '../scripts/servers';
+import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The same lock over a real 3-master Redis Cluster: one slot per lock, sharded
@@ -57,21 +58,13 @@ it('wakes a waiter of another client promptly over sharded pub/sub', async () =>
   const a = client();
   const b = client();
   const lockName = name();
-  const holder = a.getLock(lockName);
-  await holder.lock(20_000);
   const waiter = b.getLock(lockName);
-  const pending = waiter.tryLock(10_000).then((ok) => ok && performance.now());
   const node = await nodeOf(key(lockName));
-  await waitFor(async () => Number((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`) as unknown[])[1]) === 1, {
-    message: 'waiter subscribed with SSUBSCRIBE on the slot owner',
-  });
-  const releasedAt = performance.now();
-  await holder.unlock();
-  const at = await pending;
-  expect(at).not.toBe(false);
-  expect((at as number) - releasedAt).toBeLessThan(200);
+  const shardSubscribers = async () => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`)) as unknown[])[1]);
+  const delay = await wakeDelay(a.getLock(lockName), waiter, async () => (await shardSubscribers()) === 1);
+  expect(delay).toBeLessThan(200);
   await waiter.unlock();
-  await waitFor(async () => Number((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`) as unknown[])[1]) === 0, {
+  await waitFor(async () => (await shardSubscribers()) === 0, {
     message: 'shard subscription dropped',
   });
   node.disconnect();
@@ -96,27 +89,9 @@ it('renews holds spread over many slots', async () => {
 });
 
 it('two clients on the cluster exclude each other under concurrency', async () => {
-  const a = client();
-  const b = client();
+  const clients = [client(), client()];
   const lockName = name();
-  let inside = 0;
-  let maxInside = 0;
-  let sections = 0;
-  await Promise.all(
-    Array.from({ length: 10 }, async (_, i) => {
-      const lock = (i % 2 ? a : b).getLock(lockName);
-      for (let r = 0; r < 5; r++) {
-        await lock.run(async () => {
-          inside += 1;
-          maxInside = Math.max(maxInside, inside);
-          await new Promise((res) => setTimeout(res, 1));
-          inside -= 1;
-          sections += 1;
-        });
-      }
-    }),
-  );
-  expect({ maxInside, sections }).toEqual({ maxInside: 1, sections: 50 });
+  expect(await contend(10, 5, (i, body) => clients[i % 2].getLock(lockName).run(body))).toEqual({ maxInside: 1, sections: 50 });
 });
 
 it('reports a loss on the cluster like on one master', async () => {

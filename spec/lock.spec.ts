@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { LockClient, LockError, LockNotHeldError, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
+import { contend } from './helpers/contention';
 import { waitFor } from './helpers/wait';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
@@ -27,27 +28,6 @@ beforeEach(() => {
 afterEach(async () => {
   await locks.close();
 });
-
-/** Runs `tasks` bodies that each enter the critical section `rounds` times; returns the most seen inside at once. */
-async function contend(tasks: number, rounds: number, enter: (task: number, body: () => Promise<void>) => Promise<void>): Promise<{ maxInside: number; sections: number }> {
-  let inside = 0;
-  let maxInside = 0;
-  let sections = 0;
-  const body = async () => {
-    inside += 1;
-    maxInside = Math.max(maxInside, inside);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 0));
-    inside -= 1;
-    sections += 1;
-  };
-  await Promise.all(
-    Array.from({ length: tasks }, async (_, task) => {
-      for (let i = 0; i < rounds; i++) await enter(task, body);
-    }),
-  );
-  return { maxInside, sections };
-}
 
 describe('reentry in a scope', () => {
   it('lets three nested service methods reenter and deletes the key at the last unlock', async () => {
@@ -118,45 +98,31 @@ describe('mutual exclusion, 20 concurrent tasks', () => {
   const tasks = 20;
   const rounds = 5;
 
+  /** lock(), body, unlock() in finally: the plain shape each ownership case uses. */
+  const locked = async (lock: Lock, body: () => Promise<void>) => {
+    await lock.lock();
+    try {
+      await body();
+    } finally {
+      await lock.unlock();
+    }
+  };
+
   it('one scope per task', async () => {
     const lock = locks.getLock(name());
-    const r = await contend(tasks, rounds, (_, body) =>
-      locks.scope(async () => {
-        await lock.lock();
-        try {
-          await body();
-        } finally {
-          await lock.unlock();
-        }
-      }),
-    );
+    const r = await contend(tasks, rounds, (_, body) => locks.scope(() => locked(lock, body)));
     expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
   });
 
   it('no scope, one shared handle', async () => {
     const lock = locks.getLock(name());
-    const r = await contend(tasks, rounds, async (_, body) => {
-      await lock.lock();
-      try {
-        await body();
-      } finally {
-        await lock.unlock();
-      }
-    });
+    const r = await contend(tasks, rounds, (_, body) => locked(lock, body));
     expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
   });
 
   it('no scope, a handle each (siblings of one caller are never one owner)', async () => {
     const lockName = name();
-    const r = await contend(tasks, rounds, async (_, body) => {
-      const lock = locks.getLock(lockName);
-      await lock.lock();
-      try {
-        await body();
-      } finally {
-        await lock.unlock();
-      }
-    });
+    const r = await contend(tasks, rounds, (_, body) => locked(locks.getLock(lockName), body));
     expect(r).toEqual({ maxInside: 1, sections: tasks * rounds });
   });
 

@@ -1,0 +1,43 @@
+import type { Lock } from '../../lib';
+import { waitFor } from './wait';
+
+/**
+ * Runs `tasks` concurrent loops that each enter a critical section `rounds` times
+ * through `enter`; reports the most tasks ever seen inside at once (1 = exclusion held)
+ * and how many sections completed.
+ */
+export async function contend(tasks: number, rounds: number, enter: (task: number, body: () => Promise<void>) => Promise<unknown>): Promise<{ maxInside: number; sections: number }> {
+  let inside = 0;
+  let maxInside = 0;
+  let sections = 0;
+  const body = async () => {
+    inside += 1;
+    maxInside = Math.max(maxInside, inside);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 1));
+    inside -= 1;
+    sections += 1;
+  };
+  await Promise.all(
+    Array.from({ length: tasks }, async (_, task) => {
+      for (let i = 0; i < rounds; i++) await enter(task, body);
+    }),
+  );
+  return { maxInside, sections };
+}
+
+/**
+ * Holder (another client) holds with a long lease while `waiter` waits; once the wait
+ * is subscribed (`subscribed()`), the holder unlocks. Resolves with the ms from the
+ * release to the waiter's grant; the waiter still holds the lock afterwards.
+ */
+export async function wakeDelay(holder: Lock, waiter: Lock, subscribed: () => Promise<boolean>): Promise<number> {
+  await holder.lock(20_000);
+  const pending = waiter.tryLock(10_000).then((ok) => ok && performance.now());
+  await waitFor(subscribed, { message: 'waiter subscribed' });
+  const releasedAt = performance.now();
+  await holder.unlock();
+  const at = await pending;
+  if (at === false) throw new Error('the waiter never got the lock');
+  return at - releasedAt;
+}
