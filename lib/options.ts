@@ -2,6 +2,11 @@
 // Redis, with a message that names the argument.
 
 export const MIN_LEASE = 100;
+/**
+ * Longest lease or wait: Node's timers hold at most 2^31-1 ms (about 24.8 days; longer
+ * ones fire at once), and a larger PEXPIRE would fail inside the script after it wrote.
+ */
+export const MAX_TIME = 2 ** 31 - 1;
 
 export interface ClientOptions {
   /** Lease of a hold taken without one, renewed every third of it. Default 30 000 ms. */
@@ -51,6 +56,7 @@ export function checkLease(what: string, value: unknown): number {
     throw new TypeError(`${what} must be a finite number of milliseconds, got ${describe(value)}`);
   }
   if (value < MIN_LEASE) throw new RangeError(`${what} must be at least ${MIN_LEASE} ms, got ${value}`);
+  if (value > MAX_TIME) throw new RangeError(`${what} must be at most ${MAX_TIME} ms (about 24.8 days), got ${value}`);
   return Math.floor(value);
 }
 
@@ -59,6 +65,7 @@ export function checkWait(what: string, value: unknown): number {
     throw new TypeError(`${what} must be a finite number of milliseconds, got ${describe(value)}`);
   }
   if (value < 0) throw new RangeError(`${what} must be at least 0, got ${value}`);
+  if (value > MAX_TIME) throw new RangeError(`${what} must be at most ${MAX_TIME} ms (about 24.8 days), got ${value}`);
   return Math.floor(value);
 }
 
