@@ -14,7 +14,6 @@
  *
  * The same file is forked as the worker and holder child processes (argv[2]).
  */
-import '../spec/helpers/lua-require.js';
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import Redis from 'ioredis';
 import { LockClient, LockLostError, type Lock } from '../lib';

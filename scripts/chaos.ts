@@ -1,0 +1,419 @@
+/**
+ * Chaos checker: tries to break holdfast's mutual exclusion.
+ *
+ *   npm run chaos                 # ~75 s
+ *   npm run chaos -- --minutes 5  # longer
+ *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
+ *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall --keep-logs
+ *
+ * Starts its own redis-server (free port, 127.0.0.1, never 6379), a TcpProxy per
+ * worker in front of it, and worker processes (spec/chaos/worker.ts) that take locks
+ * over and over and log every critical section to a JSONL file. Meanwhile it injects
+ * faults, one at a time and logged with timestamps: SIGKILL of a worker (respawned),
+ * SIGSTOP/SIGCONT of a worker for longer than the lease, empty restart of Redis,
+ * SCRIPT FLUSH, and a stalled connection (the worker's proxy blackholes for longer
+ * than the lease, then resets its connections). At the end: leak checks (no lock keys
+ * left but `:fence` counters, no pub/sub channels, workers exit by themselves after
+ * close), then the history is checked (spec/chaos/history.ts) and a summary printed.
+ * Exit code 0 only with zero violations.
+ *
+ * All times are Date.now() of one machine, shared by every process of the run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { rawCommand, startMasters, type RedisServer } from './servers';
+import { TcpProxy } from '../spec/helpers/proxy';
+import {
+  FAULT_KINDS,
+  buildHolds,
+  checkHistory,
+  formatReport,
+  type Fault,
+  type FaultKind,
+  type LogRecord,
+  type Report,
+  type Violation,
+} from '../spec/chaos/history';
+import type { WorkerConfig } from '../spec/chaos/worker';
+
+export interface ChaosOptions {
+  durationMs?: number;
+  /** 'quorum': 3 independent masters; a restart empties one of them at a time. */
+  mode?: 'single' | 'quorum';
+  workers?: number;
+  tasks?: number;
+  watchdogTimeout?: number;
+  /** Pause between two faults, ms. */
+  faultGap?: [number, number];
+  /** Kinds of fault to inject (default: all). */
+  faults?: FaultKind[];
+  /** Progress lines on stderr. */
+  verbose?: boolean;
+  /** Keep the log directory even when the run is clean. */
+  keepLogs?: boolean;
+}
+
+export interface ChaosResult {
+  report: Report;
+  faults: Fault[];
+  faultsByKind: Record<FaultKind, number>;
+  violations: Violation[];
+  summary: string;
+  logDir: string;
+}
+
+const ROOT = path.resolve(__dirname, '..');
+const LOCKS = ['main', 'aux-1', 'aux-2'];
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
+
+interface Slot {
+  index: number;
+  /** One per Redis master, all owned here: the worker connects to these. */
+  proxies: TcpProxy[];
+  gen: number;
+  child?: ChildProcess;
+  exited?: Promise<number | null>;
+  ready?: Promise<void>;
+  closed?: Promise<void>;
+  /** We killed it on purpose: its exit is not a crash. */
+  expectedExit: boolean;
+  output: string;
+  /** The worker's LockClient id, the first half of the owner ids it writes. */
+  clientId?: string;
+}
+
+export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
+  const durationMs = opts.durationMs ?? 75_000;
+  const workers = opts.workers ?? 3;
+  const tasks = opts.tasks ?? 3;
+  const lease = opts.watchdogTimeout ?? 800;
+  const [gapLo, gapHi] = opts.faultGap ?? [800, 2_000];
+  const say = (text: string) => {
+    if (opts.verbose) process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 23)}] ${text}\n`);
+  };
+
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-chaos-'));
+  const faults: Fault[] = [];
+  const violations: Violation[] = [];
+  const slots: Slot[] = [];
+  const quorum = opts.mode === 'quorum';
+  let servers: RedisServer[] = [];
+  let admins: Redis[] = [];
+
+  const spawnWorker = (slot: Slot): void => {
+    slot.gen += 1;
+    slot.expectedExit = false;
+    const config: WorkerConfig = {
+      worker: slot.index,
+      gen: slot.gen,
+      ports: slot.proxies.map((p) => p.port),
+      log: path.join(logDir, `worker-${slot.index}.${slot.gen}.jsonl`),
+      tasks,
+      locks: LOCKS,
+      watchdogTimeout: lease,
+    };
+    const child = spawn(
+      process.execPath,
+      ['-r', 'tsx/cjs', 'spec/chaos/worker.ts', JSON.stringify(config)],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+    );
+    slot.child = child;
+    slot.output = '';
+    const collect = (chunk: Buffer) => {
+      slot.output = (slot.output + chunk.toString()).slice(-4_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const gen = slot.gen;
+    slot.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        if (!slot.expectedExit) {
+          violations.push({ kind: 'worker', message: `worker ${slot.index} gen ${gen} (pid ${child.pid}) exited unexpectedly: code ${code} signal ${signal}\n${slot.output}` });
+        }
+        resolve(code);
+      });
+    });
+    slot.ready = new Promise((resolve) => {
+      const onMessage = (m: unknown) => {
+        if (typeof m === 'object' && m !== null && 'ready' in m) {
+          child.off('message', onMessage);
+          slot.clientId = String((m as { ready: unknown }).ready);
+          resolve();
+        }
+      };
+      child.on('message', onMessage);
+    });
+    slot.closed = new Promise((resolve) => {
+      const onMessage = (m: unknown) => {
+        if (m === 'closed') {
+          child.off('message', onMessage);
+          resolve();
+        }
+      };
+      child.on('message', onMessage);
+    });
+    child.on('error', () => undefined);
+  };
+
+  const record = (f: Fault) => {
+    faults.push(f);
+    say(`${f.kind}${f.worker !== undefined ? ` worker ${f.worker}` : ''} ${f.end - f.begin} ms`);
+  };
+
+  /** Mostly the worker that holds the main lock right now (a fault there matters most), else any. */
+  const target = async (): Promise<Slot> => {
+    if (Math.random() < 0.8) {
+      const owners = (
+        await Promise.all(admins.map((a) => withDeadline(a.hkeys(`holdfast:{${LOCKS[0]}}`), 500, 'hkeys').catch(() => [] as string[])))
+      ).flat();
+      const holder = slots.find((s) => owners.some((o) => s.clientId !== undefined && o.startsWith(`${s.clientId}:`)));
+      if (holder) return holder;
+    }
+    return slots[Math.floor(Math.random() * slots.length)]!;
+  };
+
+  const inject = async (kind: FaultKind): Promise<void> => {
+    const slot = kind === 'restart' || kind === 'scriptFlush' ? slots[0]! : await target();
+    switch (kind) {
+      case 'kill': {
+        await slot.ready;
+        const child = slot.child!;
+        slot.expectedExit = true;
+        child.kill('SIGKILL');
+        const begin = Date.now();
+        await slot.exited;
+        record({ kind, worker: slot.index, pid: child.pid, begin, end: Date.now() });
+        spawnWorker(slot);
+        return;
+      }
+      case 'pause': {
+        await slot.ready;
+        const child = slot.child!;
+        child.kill('SIGSTOP');
+        const begin = Date.now();
+        await sleep(rand(Math.round(lease * 1.5), Math.round(lease * 2.5)));
+        child.kill('SIGCONT');
+        record({ kind, worker: slot.index, pid: child.pid, begin, end: Date.now() });
+        return;
+      }
+      case 'stall': {
+        // The worker is cut off from every master.
+        for (const p of slot.proxies) p.blackhole();
+        const begin = Date.now();
+        await sleep(rand(Math.round(lease * 1.2), Math.round(lease * 2.2)));
+        // Drop before forwarding again: what the blackhole swallowed leaves the old
+        // connections out of step. All in one tick, so no connection slips in between.
+        for (const p of slot.proxies) {
+          p.drop();
+          p.resume();
+        }
+        record({ kind, worker: slot.index, begin, end: Date.now() });
+        return;
+      }
+      case 'restart': {
+        // Quorum mode: one master at a time (the others keep the majority).
+        const master = Math.floor(Math.random() * servers.length);
+        const server = servers[master]!;
+        await server.kill('SIGKILL');
+        const begin = Date.now();
+        await server.restart();
+        record({ kind, master, begin, end: Date.now() });
+        return;
+      }
+      case 'scriptFlush': {
+        const begin = Date.now();
+        await Promise.all(servers.map((s) => rawCommand(s.port, ['SCRIPT', 'FLUSH'])));
+        record({ kind, begin, end: Date.now() });
+        return;
+      }
+    }
+  };
+
+  try {
+    servers = await startMasters(quorum ? 3 : 1);
+    say(`redis-server ${servers.map((s) => `pid ${s.pid} port ${s.port}`).join(', ')}${quorum ? ' (quorum mode)' : ''}; logs in ${logDir}`);
+    for (let i = 0; i < workers; i++) {
+      const proxies = await Promise.all(servers.map((s) => TcpProxy.start({ host: '127.0.0.1', port: s.port })));
+      slots.push({ index: i, proxies, gen: 0, expectedExit: false, output: '' });
+    }
+    for (const slot of slots) spawnWorker(slot);
+    await withDeadline(Promise.all(slots.map((s) => s.ready)), 30_000, 'workers did not start');
+    admins = servers.map((s) => {
+      const admin = new Redis({ host: '127.0.0.1', port: s.port, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+      admin.on('error', () => undefined);
+      return admin;
+    });
+    say(`${workers} workers x ${tasks} tasks running for ${Math.round(durationMs / 1000)} s`);
+
+    // Faults, one at a time: first each kind once (in random order), then at random.
+    const until = Date.now() + durationMs;
+    const kinds = opts.faults ?? FAULT_KINDS;
+    const plan = [...kinds].sort(() => Math.random() - 0.5);
+    await sleep(Math.min(1_000, durationMs / 10));
+    while (plan.length > 0 || Date.now() < until - lease * 3) {
+      const kind = plan.shift() ?? kinds[Math.floor(Math.random() * kinds.length)]!;
+      await inject(kind);
+      await sleep(rand(gapLo, gapHi));
+    }
+    const rest = until - Date.now();
+    if (rest > 0) await sleep(rest);
+
+    // Stop: workers finish their holds, close their LockClient and report 'closed'.
+    say('stopping workers');
+    await Promise.all(slots.map((s) => s.ready));
+    for (const s of slots) s.child!.send('stop');
+    const closedAll = await withDeadline(Promise.all(slots.map((s) => s.closed)), 20_000, 'close').then(
+      () => true,
+      () => false,
+    );
+    if (!closedAll) violations.push({ kind: 'exit', message: 'a worker did not finish its holds and close within 20 s of stop' });
+
+    // Leak check, while the workers' connections are still open: no lock keys (those of
+    // killed workers expire within a lease), no pub/sub channels.
+    let leftover: string[] = [];
+    const leakDeadline = Date.now() + lease * 2 + 1_000;
+    const allKeys = async () => (await Promise.all(admins.map((a, i) => a.keys('holdfast:*').then((ks) => ks.map((k) => `${i}:${k}`))))).flat();
+    for (;;) {
+      leftover = (await allKeys()).filter((k) => !k.endsWith(':fence'));
+      if (leftover.length === 0 || Date.now() > leakDeadline) break;
+      await sleep(100);
+    }
+    if (leftover.length > 0) violations.push({ kind: 'leak', message: `lock keys left after close (master:key): ${leftover.join(', ')}` });
+    let channelCount = 0;
+    for (const [i, admin] of admins.entries()) {
+      const channels = (await admin.pubsub('CHANNELS', '*')) as string[];
+      channelCount += channels.length;
+      if (channels.length > 0) violations.push({ kind: 'leak', message: `pub/sub channels left after close on master ${i}: ${channels.join(', ')}` });
+      const numsub = (await admin.pubsub('NUMSUB', ...LOCKS.map((l) => `holdfast:{${l}}:ch`))) as (string | number)[];
+      for (let j = 0; j < numsub.length; j += 2) {
+        if (Number(numsub[j + 1]) > 0) violations.push({ kind: 'leak', message: `${numsub[j]} still has ${numsub[j + 1]} subscriber(s) on master ${i}` });
+      }
+    }
+    const fences = (await allKeys()).filter((k) => k.endsWith(':fence')).length;
+    say(`leak check done: ${leftover.length} lock keys, ${channelCount} channels, ${fences} fence counters`);
+
+    // Exit: each worker drops its connection and IPC channel and must then exit by itself.
+    for (const s of slots) {
+      s.expectedExit = true;
+      s.child!.send('exit');
+    }
+    await Promise.all(
+      slots.map(async (s) => {
+        const code = await withDeadline(s.exited!, 5_000, 'exit').catch(() => 'timeout' as const);
+        if (code !== 0) {
+          violations.push({ kind: 'exit', message: `worker ${s.index} gen ${s.gen} ${code === 'timeout' ? 'did not exit by itself within 5 s of close' : `exited with code ${code}`}\n${s.output}` });
+        }
+      }),
+    );
+  } finally {
+    for (const s of slots) {
+      const c = s.child;
+      if (c && c.exitCode === null && c.signalCode === null) {
+        s.expectedExit = true;
+        c.kill('SIGKILL');
+        c.kill('SIGCONT');
+        await s.exited;
+      }
+    }
+    for (const a of admins) a.disconnect();
+    await Promise.all(slots.flatMap((s) => s.proxies.map((p) => p.close())));
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+
+  // Check the history.
+  const records: LogRecord[] = [];
+  let notes = 0;
+  for (const file of fs.readdirSync(logDir)) {
+    for (const line of fs.readFileSync(path.join(logDir, file), 'utf8').split('\n')) {
+      if (!line) continue;
+      let rec: LogRecord | { type: 'note' };
+      try {
+        rec = JSON.parse(line) as LogRecord | { type: 'note' };
+      } catch {
+        continue; // the line in flight when its worker was killed
+      }
+      if (rec.type === 'note') notes++;
+      else records.push(rec);
+    }
+  }
+  const holds = buildHolds(records, faults);
+  const report = checkHistory(holds, faults, { lease, masters: servers.length });
+  report.violations.push(...violations);
+  const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
+  const summary = [
+    `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    formatReport(report, faults),
+    `logs: ${report.violations.length > 0 || opts.keepLogs ? logDir : '(removed)'}`,
+  ].join('\n');
+  if (report.violations.length === 0 && !opts.keepLogs) fs.rmSync(logDir, { recursive: true, force: true });
+  else fs.writeFileSync(path.join(logDir, 'faults.json'), JSON.stringify(faults, null, 1));
+  return { report, faults, faultsByKind, violations: report.violations, summary, logDir };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+function parseArgs(argv: string[]): ChaosOptions {
+  const opts: ChaosOptions = { verbose: true };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = Number(argv[i + 1]);
+    const need = () => {
+      if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number`);
+      i++;
+      return value;
+    };
+    switch (flag) {
+      case '--minutes':
+        opts.durationMs = need() * 60_000;
+        break;
+      case '--seconds':
+        opts.durationMs = need() * 1_000;
+        break;
+      case '--workers':
+        opts.workers = Math.round(need());
+        break;
+      case '--tasks':
+        opts.tasks = Math.round(need());
+        break;
+      case '--keep-logs':
+        opts.keepLogs = true;
+        break;
+      case '--quorum':
+        opts.mode = 'quorum';
+        break;
+      case '--faults': {
+        const list = (argv[++i] ?? '').split(',').filter(Boolean);
+        const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
+        if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${FAULT_KINDS.join(', ')}`);
+        opts.faults = list as FaultKind[];
+        break;
+      }
+      default:
+        throw new Error(`unknown argument ${flag} (use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --faults kill,pause,..., --keep-logs)`);
+    }
+  }
+  return opts;
+}
+
+if (require.main === module) {
+  runChaos(parseArgs(process.argv.slice(2))).then(
+    (result) => {
+      process.stdout.write(`${result.summary}\n`);
+      process.exitCode = result.violations.length === 0 ? 0 : 1;
+    },
+    (error: unknown) => {
+      process.stderr.write(`chaos run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

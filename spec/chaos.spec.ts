@@ -1,0 +1,127 @@
+/**
+ * The chaos checker. First on hand-made histories, to show that it can fail (a
+ * checker that never fails proves nothing); then one short real run against
+ * worker processes while faults are injected (scripts/chaos.ts).
+ */
+import { buildHolds, checkHistory, FAULT_KINDS, type Fault, type Hold, type LogRecord } from './chaos/history';
+import { runChaos } from '../scripts/chaos';
+
+const LEASE = 800;
+let seq = 0;
+
+function hold(p: Partial<Hold> & Pick<Hold, 'token' | 'start'>): Hold {
+  return { id: `h${++seq}`, worker: 0, pid: 100, lock: 'main', end: p.start + 50, outcome: 'released', writes: [p.start], ...p };
+}
+
+const check = (holds: Hold[], faults: Fault[] = []) => checkHistory(holds, faults, { lease: LEASE });
+const kinds = (holds: Hold[], faults: Fault[] = []) => check(holds, faults).violations.map((v) => v.kind);
+
+describe('chaos checker on hand-made histories', () => {
+  it('accepts a clean history and counts its critical sections', () => {
+    const r = check([
+      hold({ token: 1, start: 1_000, end: 1_100 }),
+      hold({ token: 2, start: 1_100, end: 1_200, worker: 1, pid: 101 }),
+      hold({ token: 1, start: 1_050, end: 1_300, lock: 'other' }),
+    ]);
+    expect(r.violations).toEqual([]);
+    expect(r.sectionsChecked).toBe(3);
+  });
+
+  it('catches an overlap', () => {
+    const r = check([hold({ token: 1, start: 1_000, end: 1_200 }), hold({ token: 2, start: 1_150, end: 1_300, worker: 1, pid: 101 })]);
+    expect(r.violations.map((v) => v.kind)).toContain('overlap');
+    expect(r.violations[0]!.message).toMatch(/overlap by 50 ms.*never reported/);
+  });
+
+  it('catches an overlap whose loss was reported only after it began', () => {
+    const holds = [
+      hold({ token: 1, start: 1_000, end: 1_300, lostAt: 1_250, outcome: 'lost' }),
+      hold({ token: 2, start: 1_200, end: 1_400, worker: 1, pid: 101 }),
+    ];
+    expect(kinds(holds)).toContain('overlap');
+  });
+
+  it('allows an overlap that began after the earlier holder was told it lost the lock', () => {
+    const r = check([
+      hold({ token: 1, start: 1_000, end: 1_900, lostAt: 1_790, outcome: 'lost', writes: [1_000, 1_500] }),
+      hold({ token: 2, start: 1_800, end: 1_950, worker: 1, pid: 101, writes: [1_800] }),
+    ]);
+    expect(r.violations).toEqual([]);
+    expect(r.overlapsAfterLoss).toBe(1);
+  });
+
+  it('catches a fencing token going backwards, or repeating', () => {
+    // The fenced store rejects the lower token's write too: the store did its job, the lock did not.
+    expect(kinds([hold({ token: 5, start: 1_000 }), hold({ token: 4, start: 2_000 })])).toEqual(['token', 'fencing']);
+    expect(kinds([hold({ token: 5, start: 1_000 }), hold({ token: 5, start: 2_000 })])).toEqual(['token']);
+  });
+
+  it('excuses a token reset only across an empty restart of Redis', () => {
+    const restart: Fault = { kind: 'restart', begin: 1_500, end: 1_540 };
+    const r = check([hold({ token: 5, start: 1_000 }), hold({ token: 1, start: 2_000 })], [restart]);
+    expect(r.violations).toEqual([]);
+    expect(r.tokenResets).toBe(1);
+  });
+
+  it('in quorum mode, excuses an overlap only when a majority of masters lost their data', () => {
+    const a = hold({ token: 1, start: 1_000, end: 2_000, lostAt: 1_900, outcome: 'lost' });
+    const b = hold({ token: 2, start: 1_500, end: 1_600, worker: 1, pid: 101 });
+    const one: Fault[] = [{ kind: 'restart', master: 0, begin: 1_200, end: 1_240 }];
+    const two: Fault[] = [...one, { kind: 'restart', master: 2, begin: 1_300, end: 1_340 }];
+    const sameTwice: Fault[] = [...one, { kind: 'restart', master: 0, begin: 1_300, end: 1_340 }];
+    const quorum = (faults: Fault[]) => checkHistory([a, b], faults, { lease: LEASE, masters: 3 }).violations.map((v) => v.kind);
+    expect(quorum(one)).toEqual(['overlap']);
+    expect(quorum(sameTwice)).toEqual(['overlap']);
+    expect(quorum(two)).toEqual([]);
+    // A single Redis: one empty restart is data loss.
+    expect(kinds([a, b], one)).toEqual([]);
+  });
+
+  it('catches a dangling acquisition, but not one cut by a kill', () => {
+    const dangling = hold({ token: 1, start: 1_000, end: undefined, outcome: undefined });
+    expect(kinds([dangling])).toEqual(['dangling']);
+    const records: LogRecord[] = [{ type: 'acq', id: 'k', worker: 0, pid: 42, task: 0, lock: 'main', token: 1, start: 1_000 }];
+    const kill: Fault = { kind: 'kill', worker: 0, pid: 42, begin: 1_100, end: 1_105 };
+    const holds = buildHolds(records, [kill]);
+    expect(holds[0]).toMatchObject({ killed: true, end: 1_100 });
+    expect(kinds(holds, [kill])).toEqual([]);
+    expect(kinds(buildHolds(records, []), [])).toEqual(['dangling']);
+  });
+
+  it('excuses the overlap of a paused holder only if it learned of the loss, and its late writes must be fenced off', () => {
+    const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_100, end: 2_600 };
+    const late = hold({ token: 1, start: 1_000, end: 2_610, lostAt: 2_612, outcome: 'lost', writes: [1_000, 1_050, 2_605] });
+    const next = hold({ token: 2, start: 1_950, end: 2_700, worker: 1, pid: 101, writes: [1_950, 2_300] });
+    const r = check([late, next], [pause]);
+    expect(r.violations).toEqual([]);
+    expect(r.excused.pause).toBe(1);
+    expect(r.writes.rejectedLate).toBe(1);
+    expect(r.pausedEndedBeforeLoss).toBe(1);
+    expect(r.detection.maxDelayMs).toBe(2_612 - 1_100);
+
+    const unaware = { ...late, lostAt: undefined, outcome: 'released' as const };
+    expect(kinds([unaware, next], [pause])).toContain('pausedUnaware');
+  });
+
+  it('catches a late write the fenced store accepted (the successor had a lower token)', () => {
+    const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_100, end: 2_600 };
+    // A token that does not fence: the successor's token is lower (in the same data epoch).
+    const late = hold({ token: 9, start: 1_000, end: 2_610, lostAt: 2_612, outcome: 'lost', writes: [1_000, 2_605] });
+    const next = hold({ token: 10, start: 1_950, end: 2_700, worker: 1, pid: 101, writes: [1_950] });
+    expect(kinds([late, next], [pause])).toEqual([]);
+    expect(kinds([late, { ...next, token: 8 }], [pause])).toEqual(expect.arrayContaining(['token', 'fencing']));
+  });
+});
+
+describe('a real chaos run', () => {
+  jest.setTimeout(120_000);
+
+  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH and stalls', async () => {
+    const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
+    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
+    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(200);
+    for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
+    expect(result.report.lostHolds).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,391 @@
+/**
+ * The chaos checker: pure functions over the history that the chaos workers log
+ * (spec/chaos/worker.ts) and the faults the orchestrator injected (scripts/chaos.ts).
+ *
+ * Times are wall-clock milliseconds (Date.now()). They are comparable across the
+ * worker processes only because all of them run on ONE machine and share its clock;
+ * process.hrtime / performance.now() would not be (each process has its own origin).
+ *
+ * What is checked, per lock name:
+ *  - mutual exclusion: critical sections [start, end] sorted by start never overlap,
+ *    unless the earlier holder had been told it lost the lock (lostAt <= later start),
+ *    or the overlap is excused by a fault that no lock service on one Redis can mask:
+ *    an empty restart of Redis (the key is gone: 'dataLoss') or a SIGSTOP of the
+ *    holder's process longer than the lease ('pause'); an excused holder must still
+ *    learn that it lost the lock (lostAt set), else it is a violation;
+ *  - fencing tokens strictly increase in start order; a reset is excused only by an
+ *    empty restart (the `:fence` counter lived in memory), and is counted;
+ *  - a fenced store (accepts a write only if its token is >= the highest seen; the
+ *    store is reset with Redis, i.e. ordered per data epoch) must reject every late
+ *    write: a write of a hold made after a later hold of the same lock has written
+ *    (each hold writes first thing, so this is "once a successor has begun");
+ *  - every acquisition ends (released, reported lost, or run() rejected), except
+ *    those of SIGKILLed processes, which are cut at kill time.
+ */
+
+export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall';
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall'];
+
+export interface Fault {
+  kind: FaultKind;
+  /** Worker slot for kill/pause/stall. */
+  worker?: number;
+  /** Process hit by kill/pause (its holds are cut at a kill). */
+  pid?: number;
+  /** Quorum mode: the master restarted (or flushed). */
+  master?: number;
+  /** When the fault began (for a restart: the moment the old server was dead). */
+  begin: number;
+  /** When it ended (resume, restart done, proxy forwarding again). */
+  end: number;
+}
+
+/** One line of a worker's JSONL log. `id` joins the lines of one hold. */
+export type LogRecord =
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number }
+  | { type: 'w'; id: string; at: number }
+  | { type: 'lost'; id: string; at: number; reason?: string }
+  | { type: 'end'; id: string; at: number }
+  | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string };
+
+/** released: run() resolved; lost: it rejected with LockLostError; error: any other rejection. */
+export type Outcome = 'released' | 'lost' | 'error';
+
+/** One critical section, as the checker sees it. */
+export interface Hold {
+  id: string;
+  worker: number;
+  pid: number;
+  lock: string;
+  token: number;
+  start: number;
+  /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
+  end?: number;
+  lostAt?: number;
+  lostReason?: string;
+  outcome?: Outcome;
+  /** Wall-clock times of the holder's writes to the fenced store. */
+  writes: number[];
+  /** Its process was SIGKILLed before it ended. */
+  killed?: boolean;
+}
+
+export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker';
+
+export interface Violation {
+  kind: ViolationKind;
+  lock?: string;
+  message: string;
+}
+
+export interface CheckOptions {
+  /** The watchdog lease of the workers, ms. */
+  lease: number;
+  /** Clock slack for attributing a hold to a Redis data epoch around a restart, ms. */
+  slack?: number;
+  /**
+   * Quorum mode with this many independent masters: an empty restart of one master loses
+   * no lock and no fencing counter (the others hold a majority); only restarts of enough
+   * distinct masters (size - quorum + 1) close together count as data loss.
+   */
+  masters?: number;
+  /** Quorum mode: restarts of distinct masters within this window add up (default 5 s). */
+  lossWindow?: number;
+}
+
+export interface Report {
+  sectionsChecked: number;
+  byLock: Record<string, number>;
+  outcomes: Record<string, number>;
+  killedHolds: number;
+  /** Overlaps allowed because the earlier holder had been told of its loss first. */
+  overlapsAfterLoss: number;
+  /** Overlaps excused by a fault no single Redis can mask. */
+  excused: { dataLoss: number; pause: number };
+  /** Fencing token regressions across an empty restart (the counter was lost with the data). */
+  tokenResets: number;
+  /** Paused holders that finished their section before learning of the loss (run() still rejected). */
+  pausedEndedBeforeLoss: number;
+  writes: { total: number; accepted: number; rejectedLate: number; acceptedLateAfterDataLoss: number; rejectedSpurious: number };
+  lostHolds: number;
+  /** lostAt minus the beginning of the fault that caused it (or the hold's start, if later). */
+  detection: {
+    explained: number;
+    unexplained: number;
+    maxDelayMs: number;
+    maxDelayHold?: string;
+    maxDelayFault?: FaultKind;
+    /** Longest delay per kind of fault. */
+    byKind: Partial<Record<FaultKind, number>>;
+    /** Pauses: longest time from SIGCONT to the loss being reported (the pause itself hides it). */
+    maxAfterResumeMs: number;
+  };
+  violations: Violation[];
+}
+
+/** Joins log records into holds; holds of killed processes are cut at the kill. */
+export function buildHolds(records: readonly LogRecord[], faults: readonly Fault[]): Hold[] {
+  const holds = new Map<string, Hold>();
+  const pending: LogRecord[] = [];
+  for (const r of records) {
+    if (r.type === 'acq') {
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, token: r.token, start: r.start, writes: [] });
+    } else pending.push(r);
+  }
+  for (const r of pending) {
+    const h = holds.get(r.id);
+    if (!h) continue; // the acq line was the one in flight when its process was killed
+    switch (r.type) {
+      case 'w':
+        h.writes.push(r.at);
+        break;
+      case 'lost':
+        if (h.lostAt === undefined || r.at < h.lostAt) {
+          h.lostAt = r.at;
+          h.lostReason = r.reason;
+        }
+        break;
+      case 'end':
+        h.end = r.at;
+        break;
+      case 'rel':
+        h.outcome = r.outcome;
+        if (h.end === undefined) h.end = r.at;
+        break;
+    }
+  }
+  const kills = faults.filter((f) => f.kind === 'kill' && f.pid !== undefined);
+  for (const h of holds.values()) {
+    h.writes.sort((a, b) => a - b);
+    if (h.outcome !== undefined) continue;
+    const kill = kills.find((k) => k.pid === h.pid && k.begin >= h.start - 5);
+    if (kill) {
+      h.killed = true;
+      h.end = Math.min(h.end ?? kill.begin, kill.begin);
+    }
+  }
+  return [...holds.values()];
+}
+
+/**
+ * Moments at which lock data was lost: every empty restart of a single Redis; in quorum
+ * mode, a restart that makes (size - quorum + 1) distinct masters restarted within the window.
+ */
+function dataLossTimes(faults: readonly Fault[], opts: CheckOptions): number[] {
+  const all = faults.filter((f) => f.kind === 'restart').sort((a, b) => a.begin - b.begin);
+  if (!opts.masters || opts.masters <= 1) return all.map((f) => f.begin);
+  const needed = opts.masters - (Math.floor(opts.masters / 2) + 1) + 1;
+  const window = opts.lossWindow ?? 5_000;
+  return all
+    .filter((f) => new Set(all.filter((g) => g.begin <= f.begin && g.begin > f.begin - window).map((g) => g.master)).size >= needed)
+    .map((f) => f.begin);
+}
+
+function epochOf(time: number, lossTimes: readonly number[]): number {
+  let e = 0;
+  for (const t of lossTimes) if (t <= time) e++;
+  return e;
+}
+
+/** A data loss between two moments (inclusive of `to`, with `slack` before `from`). */
+function lossBetween(from: number, to: number, lossTimes: readonly number[], slack: number): boolean {
+  return lossTimes.some((t) => t > from - slack && t <= to);
+}
+
+/** A pause of the hold's process, longer than the lease, that began before `before`. */
+function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
+  return faults.find(
+    (f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.begin <= before && f.end >= h.start,
+  );
+}
+
+export function checkHistory(holds: readonly Hold[], faults: readonly Fault[], opts: CheckOptions): Report {
+  const { lease } = opts;
+  const slack = opts.slack ?? 50;
+  const violations: Violation[] = [];
+  const lossTimes = dataLossTimes(faults, opts);
+  const quorumNeeded = opts.masters && opts.masters > 1 ? opts.masters - (Math.floor(opts.masters / 2) + 1) + 1 : 1;
+  /** Lock data lost between two moments: enough distinct masters restarted in (from, to]. */
+  const dataLostBetween = (from: number, to: number): boolean =>
+    new Set(faults.filter((f) => f.kind === 'restart' && f.begin > from && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
+  const report: Report = {
+    sectionsChecked: 0,
+    byLock: {},
+    outcomes: {},
+    killedHolds: 0,
+    overlapsAfterLoss: 0,
+    excused: { dataLoss: 0, pause: 0 },
+    tokenResets: 0,
+    pausedEndedBeforeLoss: 0,
+    writes: { total: 0, accepted: 0, rejectedLate: 0, acceptedLateAfterDataLoss: 0, rejectedSpurious: 0 },
+    lostHolds: 0,
+    detection: { explained: 0, unexplained: 0, maxDelayMs: 0, byKind: {}, maxAfterResumeMs: 0 },
+    violations,
+  };
+
+  // Every acquisition ends.
+  const ended: Hold[] = [];
+  for (const h of holds) {
+    if (h.killed) report.killedHolds++;
+    else report.outcomes[h.outcome ?? 'none'] = (report.outcomes[h.outcome ?? 'none'] ?? 0) + 1;
+    if (h.end === undefined || (h.outcome === undefined && !h.killed)) {
+      violations.push({ kind: 'dangling', lock: h.lock, message: `hold ${h.id} (token ${h.token}, pid ${h.pid}) was acquired at ${h.start} and never released, reported lost, or cut by a kill` });
+      continue;
+    }
+    ended.push(h);
+  }
+
+  const locks = new Map<string, Hold[]>();
+  for (const h of ended) {
+    const list = locks.get(h.lock) ?? [];
+    list.push(h);
+    locks.set(h.lock, list);
+  }
+
+  for (const [lock, list] of locks) {
+    list.sort((a, b) => a.start - b.start || a.token - b.token);
+    report.sectionsChecked += list.length;
+    report.byLock[lock] = list.length;
+
+    // Mutual exclusion.
+    const excusedPairs = new Set<string>();
+    for (let j = 0; j < list.length; j++) {
+      const b = list[j]!;
+      for (let i = 0; i < j; i++) {
+        const a = list[i]!;
+        if (a.end! <= b.start) continue;
+        if (a.lostAt !== undefined && a.lostAt <= b.start) {
+          report.overlapsAfterLoss++;
+          continue;
+        }
+        const what = `${a.id} [${a.start}, ${a.end}] token ${a.token} and ${b.id} [${b.start}, ${b.end}] token ${b.token} overlap by ${a.end! - b.start} ms`;
+        if (dataLostBetween(a.start, b.start)) {
+          if (a.lostAt === undefined && !a.killed) {
+            violations.push({ kind: 'overlap', lock, message: `${what}: Redis restarted empty meanwhile, but the first holder never learned it lost the lock` });
+          } else report.excused.dataLoss++;
+          excusedPairs.add(`${a.id}|${b.id}`);
+          continue;
+        }
+        const pause = pauseOf(a, b.start, faults, lease);
+        if (pause) {
+          if (a.lostAt === undefined) {
+            violations.push({ kind: 'pausedUnaware', lock, message: `${what}: the first holder was paused ${pause.end - pause.begin} ms and never learned it lost the lock` });
+          } else report.excused.pause++;
+          excusedPairs.add(`${a.id}|${b.id}`);
+          continue;
+        }
+        violations.push({
+          kind: 'overlap',
+          lock,
+          message: `${what}; the first holder's loss was ${a.lostAt === undefined ? 'never reported' : `reported only at ${a.lostAt} (${a.lostAt - b.start} ms after the overlap began)`}`,
+        });
+      }
+    }
+
+    // Fencing tokens strictly increase in start order.
+    for (let i = 1; i < list.length; i++) {
+      const p = list[i - 1]!;
+      const c = list[i]!;
+      if (c.token > p.token) continue;
+      if (lossBetween(p.start, c.start, lossTimes, slack)) {
+        report.tokenResets++;
+        continue;
+      }
+      violations.push({ kind: 'token', lock, message: `token went from ${p.token} (${p.id}, start ${p.start}) to ${c.token} (${c.id}, start ${c.start})` });
+    }
+
+    // A fenced store: accepts a write only if (epoch, token) >= the highest seen.
+    const writes: { at: number; hold: Hold; epoch: number }[] = [];
+    for (const h of list) {
+      // The data epoch in which the hold was granted: its start, less the slack
+      // (a grant from the old server may be logged just after it died).
+      const epoch = epochOf(h.start - slack, lossTimes);
+      for (const at of h.writes) writes.push({ at, hold: h, epoch });
+    }
+    // Writes in the same millisecond are concurrent: the lower token first (no false alarm).
+    writes.sort((x, y) => x.at - y.at || x.epoch - y.epoch || x.hold.token - y.hold.token);
+    let maxEpoch = -1;
+    let maxToken = -Infinity;
+    for (const w of writes) {
+      report.writes.total++;
+      const h = w.hold;
+      const accepted = w.epoch > maxEpoch || (w.epoch === maxEpoch && h.token >= maxToken);
+      if (accepted) {
+        maxEpoch = w.epoch;
+        maxToken = h.token;
+        report.writes.accepted++;
+      }
+      // Late: a later hold of this lock had begun, and written, before this write.
+      const successor = list.find((o) => o !== h && o.start > h.start && o.writes.length > 0 && o.writes[0]! < w.at);
+      if (successor) {
+        if (!accepted) report.writes.rejectedLate++;
+        else if (lossBetween(h.start, w.at, lossTimes, 0)) report.writes.acceptedLateAfterDataLoss++;
+        else {
+          violations.push({ kind: 'fencing', lock, message: `late write at ${w.at} by ${h.id} (token ${h.token}) was accepted although ${successor.id} (token ${successor.token}) began at ${successor.start}${excusedPairs.has(`${h.id}|${successor.id}`) ? ' (during an excused overlap)' : ''}` });
+        }
+      } else if (!accepted) {
+        if (lossBetween(w.at - 3 * lease, w.at, lossTimes, 0)) report.writes.rejectedSpurious++;
+        else violations.push({ kind: 'fencing', lock, message: `write at ${w.at} by ${h.id} (token ${h.token}), the only holder then, was rejected by the store (highest token ${maxToken})` });
+      }
+    }
+  }
+
+  // Paused holders; detection delay of losses.
+  for (const h of ended) {
+    const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.begin >= h.start && f.end <= h.end!);
+    if (pause) {
+      if (h.lostAt === undefined) violations.push({ kind: 'pausedUnaware', lock: h.lock, message: `${h.id} ran on after a ${pause.end - pause.begin} ms pause and never learned it lost the lock` });
+      else if (h.lostAt > h.end!) report.pausedEndedBeforeLoss++;
+    }
+    if (h.lostAt === undefined) continue;
+    report.lostHolds++;
+    const cause = causeOf(h, faults, lease);
+    if (!cause) {
+      report.detection.unexplained++;
+      continue;
+    }
+    report.detection.explained++;
+    const delay = h.lostAt - Math.max(cause.begin, h.start);
+    report.detection.byKind[cause.kind] = Math.max(report.detection.byKind[cause.kind] ?? 0, delay);
+    if (cause.kind === 'pause') report.detection.maxAfterResumeMs = Math.max(report.detection.maxAfterResumeMs, h.lostAt - cause.end);
+    if (delay > report.detection.maxDelayMs) {
+      report.detection.maxDelayMs = delay;
+      report.detection.maxDelayHold = h.id;
+      report.detection.maxDelayFault = cause.kind;
+    }
+  }
+  return report;
+}
+
+/** The latest fault that can explain the loss of h: one that hit Redis, or h's own process or connection. */
+function causeOf(h: Hold, faults: readonly Fault[], lease: number): Fault | undefined {
+  let best: Fault | undefined;
+  for (const f of faults) {
+    if (f.kind === 'kill') continue;
+    const mine = f.kind === 'restart' || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : f.worker === h.worker);
+    if (!mine) continue;
+    if (f.begin > h.lostAt! || f.end < h.start - lease) continue;
+    if (!best || f.begin > best.begin) best = f;
+  }
+  return best;
+}
+
+export function formatReport(r: Report, faults: readonly Fault[]): string {
+  const byKind: Record<string, number> = {};
+  for (const k of FAULT_KINDS) byKind[k] = 0;
+  for (const f of faults) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
+  const lines = [
+    `critical sections checked: ${r.sectionsChecked} (${Object.entries(r.byLock).map(([k, v]) => `${k}: ${v}`).join(', ')})`,
+    `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; cut by kill: ${r.killedHolds}`,
+    `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}`,
+    `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}`,
+    `fenced writes: ${r.writes.total}, accepted ${r.writes.accepted}, late writes rejected ${r.writes.rejectedLate}, late accepted after data loss ${r.writes.acceptedLateAfterDataLoss}, rejected after a fence reset ${r.writes.rejectedSpurious}`,
+    `lost holds: ${r.lostHolds} (explained by a fault ${r.detection.explained}, unexplained ${r.detection.unexplained}); longest detection delay: ${r.detection.maxDelayMs} ms${r.detection.maxDelayFault ? ` (${r.detection.maxDelayFault}, ${r.detection.maxDelayHold})` : ''}`,
+    `  by fault: ${Object.entries(r.detection.byKind).map(([k, v]) => `${k} ${v} ms`).join(', ') || 'none'}; after SIGCONT of a paused holder: ${r.detection.maxAfterResumeMs} ms`,
+    `violations: ${r.violations.length}`,
+    ...r.violations.slice(0, 30).map((v) => `  - [${v.kind}]${v.lock ? ` ${v.lock}:` : ''} ${v.message}`),
+  ];
+  if (r.violations.length > 30) lines.push(`  ... and ${r.violations.length - 30} more`);
+  return lines.join('\n');
+}

@@ -1,0 +1,161 @@
+/**
+ * A chaos worker (child process of scripts/chaos.ts): several tasks that take locks
+ * with lock.run() over and over, hold them for short random times, write to a fenced
+ * "store" while holding them, and log every step to a JSONL file.
+ *
+ * Run: node -r tsx/cjs spec/chaos/worker.ts <json config>
+ *
+ * Logging is fs.appendFileSync, one line per event: a SIGKILLed worker loses at most
+ * the line it was writing. Times are Date.now(): the orchestrator and all workers run
+ * on one machine and share its wall clock (hrtime would not be comparable across processes).
+ *
+ * IPC from the orchestrator: 'stop' (finish the current holds, take no more, close the
+ * LockClient, then report 'closed'), 'exit' (drop the connection and the IPC channel:
+ * the process must then exit by itself, which the orchestrator checks).
+ */
+import fs from 'node:fs';
+import Redis from 'ioredis';
+import { LockClient, LockLostError } from '../../lib';
+import type { LogRecord } from './history';
+
+export interface WorkerConfig {
+  worker: number;
+  gen: number;
+  /** One port: a single Redis; several: independent masters (quorum mode). */
+  ports: number[];
+  log: string;
+  tasks: number;
+  locks: string[];
+  watchdogTimeout: number;
+  seed?: number;
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+const pid = process.pid;
+
+function log(record: LogRecord): void {
+  fs.appendFileSync(config.log, `${JSON.stringify(record)}\n`);
+}
+
+function note(text: string): void {
+  fs.appendFileSync(config.log, `${JSON.stringify({ type: 'note', at: Date.now(), text })}\n`);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
+
+let stopping = false;
+let holdSeq = 0;
+
+const connections = config.ports.map((port) => {
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port,
+    // Reconnect fast after a reset or a restart; keep commands queued meanwhile
+    // (holdfast bounds each of its calls itself).
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: null,
+  });
+  redis.on('error', () => undefined);
+  return redis;
+});
+const locks = new LockClient(connections.length === 1 ? connections[0]! : connections, { watchdogTimeout: config.watchdogTimeout });
+locks.on('error', (e) => note(`client error: ${e.message}`));
+
+/** How long to stay in a critical section: mostly short, sometimes across renewals. */
+function holdTime(): number {
+  const r = Math.random();
+  if (r < 0.6) return rand(2, 40);
+  if (r < 0.85) return rand(40, 300);
+  return rand(300, 2_000);
+}
+
+interface Slot {
+  id?: string;
+}
+
+/** The critical section: log the acquisition, write (fenced) until done or lost, log the end. */
+async function section(slot: Slot, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>): Promise<void> {
+  const id = `${config.worker}.${config.gen}.${task}.${++holdSeq}`;
+  slot.id = id;
+  const start = Date.now();
+  log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start });
+  const onAbort = () => {
+    const reason = signal.reason instanceof LockLostError ? signal.reason.reason : String(signal.reason);
+    log({ type: 'lost', id, at: Date.now(), reason });
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    // First write at once: a successor's write fences off everything its predecessor writes later.
+    log({ type: 'w', id, at: Date.now() });
+    const until = start + holdTime();
+    while (!signal.aborted && Date.now() < until) {
+      await sleep(rand(1, 25));
+      if (signal.aborted) break;
+      log({ type: 'w', id, at: Date.now() });
+    }
+    if (inner && !signal.aborted) await inner();
+  } finally {
+    log({ type: 'end', id, at: Date.now() });
+  }
+}
+
+function outcomeOf(error: unknown): 'lost' | 'error' {
+  return error instanceof LockLostError ? 'lost' : 'error';
+}
+
+/** lock.run(section), then the outcome line; false when the lock was not acquired. */
+async function hold(name: string, t: number, waitTime: number, inner?: () => Promise<void>): Promise<boolean> {
+  const slot: Slot = {};
+  try {
+    await locks.getLock(name).run(async ({ signal, token }) => section(slot, name, t, signal, token, inner), { waitTime });
+    if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
+  } catch (e) {
+    // No id: the lock was never acquired (wait ran out, Redis unreachable).
+    if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
+  }
+  return slot.id !== undefined;
+}
+
+async function task(t: number): Promise<void> {
+  const [main, ...others] = config.locks;
+  while (!stopping) {
+    const r = Math.random();
+    const name = r < 0.65 || others.length === 0 ? main! : others[Math.floor(Math.random() * others.length)]!;
+    // Sometimes a second lock inside the first (always main -> others[0]: no lock-order deadlock).
+    const nested = name === main && others.length > 0 && Math.random() < 0.15 ? others[0]! : undefined;
+    const took = await hold(name, t, 1_500, nested ? async () => void (await hold(nested, t, 300)) : undefined);
+    await sleep(took ? rand(0, 15) : rand(5, 30));
+  }
+}
+
+async function main(): Promise<void> {
+  note(`worker ${config.worker} gen ${config.gen} pid ${pid} started`);
+  let stopped: () => void = () => undefined;
+  const stopRequested = new Promise<void>((resolve) => (stopped = resolve));
+  const onMessage = (msg: unknown) => {
+    if (msg === 'stop') {
+      stopping = true;
+      stopped();
+    } else if (msg === 'exit') {
+      process.off('message', onMessage);
+      for (const c of connections) c.disconnect();
+      process.disconnect?.();
+    }
+  };
+  process.on('message', onMessage);
+  // The client id lets the orchestrator see which worker holds a lock (owner = clientId:scope).
+  process.send?.({ ready: locks.id });
+  const tasks = Array.from({ length: config.tasks }, (_, t) => task(t));
+  await stopRequested;
+  await Promise.all(tasks);
+  await locks.close();
+  note(`worker ${config.worker} closed`);
+  process.send?.('closed');
+}
+
+main().catch((e) => {
+  note(`worker failed: ${e instanceof Error ? e.stack : String(e)}`);
+  process.exit(1);
+});
