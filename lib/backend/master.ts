@@ -4,6 +4,7 @@ import { scripts } from '../scripts.js';
 import { Subscriber } from '../subscriber.js';
 import { withTimeout, CommandTimeoutError } from '../timeout.js';
 import { clusterSlot } from './slot.js';
+import { RestartWatch } from './restarts.js';
 import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
 /** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
@@ -48,6 +49,14 @@ export class Master implements Backend {
 
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
+
+  /** Quorum mode: set by watchRestarts(). */
+  restarts: RestartWatch | undefined;
+
+  /** Quorum mode: after a restart this master sits out votes for `sitOut` ms (see RestartWatch). */
+  watchRestarts(sitOut: number): void {
+    this.restarts ??= new RestartWatch(this.connection, sitOut);
+  }
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const sentAt = now();
@@ -214,6 +223,7 @@ export class Master implements Backend {
 
   async close(): Promise<void> {
     this.connection.off('ready', this.onReady);
+    this.restarts?.close();
     await this.subscriber.close();
   }
 }

@@ -30,9 +30,12 @@ export class Quorum implements Backend {
   constructor(
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
+    /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
+    sitOut: number,
   ) {
     this.size = masters.length;
     this.quorum = Math.floor(masters.length / 2) + 1;
+    for (const m of masters) m.watchRestarts(sitOut);
   }
 
   private drift(lease: number): number {
@@ -53,7 +56,11 @@ export class Quorum implements Backend {
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const start = now();
-    const replies = this.all((m) => m.acquire(k, owner, lease, timeout));
+    const replies = this.all((m) => {
+      const wait = m.restarts?.remaining ?? 0;
+      if (wait > 0) return Promise.reject(new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`));
+      return m.acquire(k, owner, lease, timeout);
+    });
     return new Promise<AcquireResult>((resolve, reject) => {
       const votes: (Vote | undefined)[] = new Array(this.size);
       const counters: (number | undefined)[] = new Array(this.size);

@@ -1,0 +1,54 @@
+import type { Connection } from '../connection.js';
+
+const now = () => performance.now();
+
+/**
+ * Redlock's "delayed restart", done by the client: a master that restarted (a new
+ * run_id after a reconnect) has lost every key, so for one lease after its start it
+ * could grant a lock that a majority including it granted someone else just before.
+ * Until then it sits out of quorum votes. Only restarts this client saw count: a
+ * master already running when the client connected is trusted.
+ */
+export class RestartWatch {
+  private runId: string | undefined;
+  /** Monotonic time until which the master sits out; 0 when it doesn't. */
+  private until = 0;
+  /** A reconnect whose run_id is not known yet: sit out until INFO answers. */
+  private checking = false;
+  private readonly onReady = () => this.check();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly sitOut: number,
+  ) {
+    connection.on('ready', this.onReady);
+    if (connection.status === 'ready') this.check();
+  }
+
+  /** Milliseconds this master still sits out (0: it votes). */
+  get remaining(): number {
+    if (this.checking) return this.sitOut;
+    return Math.max(0, this.until - now());
+  }
+
+  close(): void {
+    this.connection.off('ready', this.onReady);
+  }
+
+  private check(): void {
+    const known = this.runId !== undefined;
+    if (known) this.checking = true;
+    this.connection.info('server').then(
+      (info) => {
+        this.checking = false;
+        const runId = /run_id:(\w+)/.exec(info)?.[1];
+        const uptime = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000;
+        if (runId && known && runId !== this.runId) this.until = now() - uptime + this.sitOut;
+        this.runId = runId ?? this.runId;
+      },
+      () => {
+        // Unanswered: ioredis reconnects and 'ready' checks again; meanwhile it sits out.
+      },
+    );
+  }
+}
