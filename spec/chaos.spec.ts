@@ -120,7 +120,7 @@ describe('a real chaos run', () => {
     const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
-    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(200);
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100); // ~250-400 on an idle 2-core machine
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     expect(result.report.lostHolds).toBeGreaterThanOrEqual(1);
   });

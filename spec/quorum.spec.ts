@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { LockClient, QuorumError, type LostEvent } from '../lib';
+import { LockClient, QuorumError, type Held, type LostEvent } from '../lib';
 import { startMasters, type RedisServer } from '../scripts/servers';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
@@ -33,11 +33,24 @@ beforeAll(async () => {
     return c;
   });
   await Promise.all(conns.map((c) => c.ping()));
+  await mastersAged();
 });
+
+/**
+ * Masters younger than a lease while a majority is older sit out (delayed restart): each
+ * spec starts with every master past WATCHDOG (uptime is reported in whole seconds).
+ */
+function mastersAged(): Promise<unknown> {
+  return waitFor(async () => (await Promise.all(conns.map((c) => c.info('server')))).every((i) => Number(/uptime_in_seconds:(\d+)/.exec(i)?.[1]) >= 1), {
+    timeout: 5_000,
+    message: 'masters up for a second',
+  });
+}
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
   for (const m of masters) if (!m.running) await m.restart();
   await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000, message: 'masters back' });
+  await mastersAged();
 });
 afterAll(async () => {
   for (const c of conns) c.disconnect();
@@ -152,6 +165,42 @@ it('keeps a master restarted empty out of votes for one lease, so it cannot gran
   expect(await bHeld.tryLock(WATCHDOG * 3)).toBe(true);
   expect(performance.now()).toBeGreaterThan(lostAt);
   await bHeld.unlock();
+});
+
+it('keeps a young master out for a client started after the restart too', async () => {
+  const lockName = name();
+  const a = client();
+  for (const c of conns.slice(3)) await c.hset(key(lockName), 'previous-owner', 1).then(() => c.pexpire(key(lockName), 150));
+  const held = a.getLock(lockName);
+  expect(await held.tryLock()).toBe(true);
+  await waitFor(async () => (await presence(lockName)).slice(3).every((p) => p === 0), { message: 'old holder expired' });
+  await masters[0].kill();
+  await masters[0].restart();
+  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  // A client that never knew master 0 before: it is younger than a lease while the others are not.
+  expect(await client().getLock(lockName).tryLock()).toBe(false);
+  await nextEvent(held, 'lost', WATCHDOG * 2);
+});
+
+it("hands out a token above a stale holder's counter when restarted masters grant", async () => {
+  const lockName = name();
+  const a = client();
+  const b = client();
+  await b.getLock(`${lockName}:warm-up`).tryLock(0, 1_000);
+  for (let i = 0; i < 5; i++) await a.getLock(lockName).run(async () => undefined);
+  const held = a.getLock(lockName);
+  const { token } = await held.acquire();
+  const lost = nextEvent<LostEvent>(held, 'lost', WATCHDOG * 2);
+  // Three of five restart empty: a's hold survives on masters 3 and 4 only, and it is lost.
+  await Promise.all(masters.slice(0, 3).map((m) => m.kill()));
+  await Promise.all(masters.slice(0, 3).map((m) => m.restart()));
+  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000 });
+  await lost;
+  // Once they have sat out, masters 0-2 (counters back at 0) grant b the lock while 3 and
+  // 4 still carry a's stale hold: b's token must still exceed a's.
+  const next = (await waitFor(() => b.getLock(lockName).acquire({ waitTime: 0 }).catch(() => false), { timeout: WATCHDOG * 4, message: 'b got the lock' })) as Held;
+  expect(next.token).toBeGreaterThan(token);
+  await next.release();
 });
 
 it('reports lost with reason quorum when a majority no longer has the hold', async () => {

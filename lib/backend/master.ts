@@ -44,7 +44,9 @@ export class Master implements Backend {
    */
   get down(): boolean {
     const s = this.connection.status;
-    return s === 'end' || s === 'close' || s === 'reconnecting' || (this.wasReady && s === 'connecting');
+    if (s === 'end' || s === 'close' || s === 'reconnecting') return true;
+    // 'connecting' is also a first connection; after a failure ioredis counts retries.
+    return s === 'connecting' && (this.wasReady || ((this.connection as unknown as { retryAttempts?: number }).retryAttempts ?? 0) > 0);
   }
 
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */

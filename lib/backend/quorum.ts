@@ -1,5 +1,6 @@
 import { QuorumError, type Vote } from '../errors/QuorumError.js';
 import { LockError } from '../errors/LockError.js';
+import { withTimeout } from '../timeout.js';
 import type { Master } from './master.js';
 import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
@@ -31,7 +32,7 @@ export class Quorum implements Backend {
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
     /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
-    sitOut: number,
+    private readonly sitOut: number,
   ) {
     this.size = masters.length;
     this.quorum = Math.floor(masters.length / 2) + 1;
@@ -54,10 +55,24 @@ export class Quorum implements Backend {
     );
   }
 
+  /** Resolved once every master's age is known (or could not be): then youngMasters() can judge. */
+  private ages: Promise<void> | undefined;
+
   acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+    // A client's first acquisition waits for the masters' ages, bounded: a client started
+    // just after a restart must already keep the young master out.
+    this.ages ??= withTimeout(Promise.all(this.masters.filter((m) => !m.down).map((m) => m.restarts?.known)), 500, 'INFO').then(
+      () => undefined,
+      () => undefined,
+    );
+    return this.ages.then(() => this.acquireNow(k, owner, lease, timeout));
+  }
+
+  private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const start = now();
+    const young = this.youngMasters();
     const replies = this.all((m) => {
-      const wait = m.restarts?.remaining ?? 0;
+      const wait = Math.max(m.restarts?.remaining ?? 0, young.get(m) ?? 0);
       if (wait > 0) return Promise.reject(new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`));
       return m.acquire(k, owner, lease, timeout);
     });
@@ -107,7 +122,12 @@ export class Quorum implements Backend {
               errors = 0;
               return fail();
             }
-            finalToken = Math.max(...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])));
+            // Above every token a master that answered has minted: a master still holding
+            // a stale grant may be ahead of the (possibly restarted) granting ones.
+            finalToken = Math.max(
+              ...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])),
+              ...votes.flatMap((v, i) => (v?.outcome === 'held' && counters[i] !== undefined ? [counters[i]! + 1] : [])),
+            );
             this.raiseFloors(k, counters, finalToken, timeout).then(
               () => resolve({ granted: true, token: finalToken, reentered: false, validUntil: start + lease - this.drift(lease) }),
               () => {
@@ -123,6 +143,23 @@ export class Quorum implements Backend {
         }),
       );
     });
+  }
+
+  /**
+   * Masters started less than one lease ago while a majority of masters is older: they
+   * restarted under running clients (a whole deployment started together is not held
+   * back). Returns each one's remaining sit-out.
+   */
+  private youngMasters(): Map<Master, number> {
+    const t = now();
+    const young = new Map<Master, number>();
+    let old = 0;
+    for (const m of this.masters) {
+      const left = (m.restarts?.startedAt ?? -Infinity) + this.sitOut - t;
+      if (left > 0) young.set(m, left);
+      else old += 1;
+    }
+    return old >= this.quorum ? young : new Map();
   }
 
   /** Raise every master that answered to at least token; resolves when a majority is known to be there. */
