@@ -39,14 +39,17 @@ export class Master implements Backend {
   }
 
   /**
-   * True while ioredis is reconnecting after having been connected: a command would
-   * only sit in its offline queue, so quorum mode counts the master out at once.
+   * True while the connection is not ready after having been: a command would only sit
+   * in ioredis's offline queue, so quorum mode counts the master out at once. Also while
+   * 'connect'ing again: a command queued then would reach a restarted server before
+   * the restart check ('ready', then INFO) could keep it out of the vote.
    */
   get down(): boolean {
     const s = this.connection.status;
+    if (s === 'ready') return false;
     if (s === 'end' || s === 'close' || s === 'reconnecting') return true;
     // 'connecting' is also a first connection; after a failure ioredis counts retries.
-    return s === 'connecting' && (this.wasReady || ((this.connection as unknown as { retryAttempts?: number }).retryAttempts ?? 0) > 0);
+    return this.wasReady || ((this.connection as unknown as { retryAttempts?: number }).retryAttempts ?? 0) > 0;
   }
 
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
