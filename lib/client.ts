@@ -63,7 +63,13 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const connections = checkConnections(connection);
     this.options = resolveClientOptions(options);
     const masters = connections.map((c) => new Master(c));
-    this.backend = Array.isArray(connection) ? new Quorum(masters, this.options.driftFactor, this.options.watchdogTimeout) : masters[0];
+    this.backend = Array.isArray(connection) ? new Quorum(
+            masters,
+            this.options.driftFactor,
+            // Longer than the longest lease a holder could still believe in, with room for
+            // its timers firing late on a busy machine (Redlock: restart delay > max TTL).
+            this.options.watchdogTimeout + Math.max(100, this.options.watchdogTimeout / 4),
+          ) : masters[0];
     this.watchdog = new Watchdog(this.backend, {
       renewed: (hold) => this.publish('renewed', hold.keys.name, { name: hold.keys.name, owner: hold.owner, leaseTime: hold.lease }),
       renewalFailed: (hold, error, attempt) =>
