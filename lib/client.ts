@@ -212,7 +212,6 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   private fairHost(): FairHost {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const client = this;
     return {
       backend: this.backend,
