@@ -1,7 +1,7 @@
 import { QuorumError, type Vote } from '../errors/QuorumError.js';
 import { LockError } from '../errors/LockError.js';
 import { withTimeout } from '../timeout.js';
-import type { Master } from './master.js';
+import { lagAllowance, type Master } from './master.js';
 import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
 const now = () => performance.now();
@@ -39,8 +39,9 @@ export class Quorum implements Backend {
     for (const m of masters) m.watchRestarts(sitOut);
   }
 
+  /** Redlock's drift (driftFactor of the lease + 2 ms), plus room for late timers as on one master. */
   private drift(lease: number): number {
-    return Math.floor(lease * this.driftFactor) + 2;
+    return Math.floor(lease * this.driftFactor) + 2 + lagAllowance(lease);
   }
 
   /** Sends to every master that is up; a down master answers an error at once. */
