@@ -28,6 +28,12 @@ const now = () => performance.now();
 const LOCAL_CHAIN = 4;
 
 /**
+ * How long a key's subscription outlives its last local waiter: a busy lock's next
+ * waiter usually comes within it, and re-subscribing costs two round trips a wait.
+ */
+const LINGER = 200;
+
+/**
  * Entry point: one per process (or per Redis topology). Hands out cheap Lock handles,
  * owns the hold registry, the local wait queues, the pub/sub subscriptions and the
  * watchdog of every lock taken through it.
@@ -462,6 +468,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       if (deadline < Infinity) timer = setTimeout(() => waiter.resolve(null), Math.max(0, deadline - now()));
       q.add(waiter);
       if (!q.pumping) void this.pump(q);
+      else q.wake(); // a lingering pump picks it up at once
     });
   }
 
@@ -477,7 +484,12 @@ export class LockClient extends EventEmitter<ClientEvents> {
         this.yields.delete(keys.key);
         queue.wake();
       });
-      while (!this.closed && !queue.idle) {
+      while (!this.closed) {
+        if (queue.idle) {
+          await queue.sleep(LINGER);
+          if (queue.idle) break;
+          continue;
+        }
         const head = queue.next();
         if (!head || this.heldLocally(keys.key, head.owner)) {
           // A hand-off is under way, or a local owner will hand the lock over: the
@@ -515,8 +527,10 @@ export class LockClient extends EventEmitter<ClientEvents> {
     } finally {
       queue.pumping = false;
       if (this.queues.get(keys.key) === queue) this.queues.delete(keys.key);
-      const reason = this.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
-      for (const waiter of [...queue.waiters]) waiter.reject(reason);
+      if (!queue.idle) {
+        const reason = this.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
+        for (const waiter of [...queue.waiters]) waiter.reject(reason);
+      }
       await this.backend.unsubscribe(keys.channel).catch(() => undefined);
     }
   }
