@@ -2,8 +2,8 @@ import { LockError } from './errors/LockError.js';
 
 /** Thrown when one Redis call outlives its bound (a dead or stalled server). */
 export class CommandTimeoutError extends LockError {
-  constructor(what: string, ms: number) {
-    super(`${what} got no reply within ${Math.ceil(ms)} ms`);
+  constructor(what: string, ms: number, lockName?: string) {
+    super(`${what}${lockName === undefined ? '' : ` '${lockName}'`} got no reply within ${Math.ceil(ms)} ms`, lockName === undefined ? undefined : { lockName });
   }
 }
 
@@ -11,6 +11,7 @@ interface Pending {
   readonly at: number;
   readonly ms: number;
   readonly what: string;
+  readonly name: string | undefined;
   readonly reject: (error: Error) => void;
 }
 
@@ -29,7 +30,7 @@ function sweep(): void {
   for (const p of pending) {
     if (p.at <= now) {
       pending.delete(p);
-      p.reject(new CommandTimeoutError(p.what, p.ms));
+      p.reject(new CommandTimeoutError(p.what, p.ms, p.name));
     }
   }
   if (pending.size === 0 && sweeper) {
@@ -44,9 +45,10 @@ function sweep(): void {
  * itself may still complete later; callers that must undo a late success keep the
  * original promise.
  */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, lockName?: string): Promise<T> {
+  // The message is only built on a timeout: no string work on the hot path.
   return new Promise<T>((resolve, reject) => {
-    const entry: Pending = { at: performance.now() + ms, ms, what, reject };
+    const entry: Pending = { at: performance.now() + ms, ms, what, name: lockName, reject };
     pending.add(entry);
     sweeper ??= setInterval(sweep, RESOLUTION).unref();
     promise.then(

@@ -73,7 +73,7 @@ export class Master implements Backend {
   acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const sentAt = now();
     const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
-    return withTimeout(call, timeout, `acquire '${k.name}'`).then(
+    return withTimeout(call, timeout, 'acquire', k.name).then(
       (reply): AcquireResult => {
         this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
         if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
@@ -99,7 +99,7 @@ export class Master implements Backend {
   release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
     const sentAt = now();
     const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '']);
-    return withTimeout(call as Promise<number[]>, timeout, `release '${k.name}'`).then(
+    return withTimeout(call as Promise<number[]>, timeout, 'release', k.name).then(
       (reply) => this.releaseResult(reply, sentAt, next),
       (error: unknown) => {
         // A hand-off we gave up on may still happen: the waiter it named has moved on.
@@ -170,25 +170,25 @@ export class Master implements Backend {
   }
 
   async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
-    const reply = await withTimeout(scripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish]), timeout, `forceUnlock '${k.name}'`);
+    const reply = await withTimeout(scripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish]), timeout, 'forceUnlock', k.name);
     return Number(reply) === 1;
   }
 
   async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
-    return (await withTimeout(this.connection.exists(k.key), timeout, `isLocked '${k.name}'`)) === 1;
+    return (await withTimeout(this.connection.exists(k.key), timeout, 'isLocked', k.name)) === 1;
   }
 
   async holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
-    const v = await withTimeout(this.connection.hget(k.key, owner), timeout, `getHoldCount '${k.name}'`);
+    const v = await withTimeout(this.connection.hget(k.key, owner), timeout, 'getHoldCount', k.name);
     return v === null ? 0 : Number(v);
   }
 
   async pttl(k: LockKeys, timeout: number): Promise<number> {
-    return withTimeout(this.connection.pttl(k.key), timeout, `remainTimeToLive '${k.name}'`);
+    return withTimeout(this.connection.pttl(k.key), timeout, 'remainTimeToLive', k.name);
   }
 
   async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {
-    await withTimeout(scripts.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, `fence floor '${k.name}'`);
+    await withTimeout(scripts.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, 'fence floor', k.name);
   }
 
   subscribe(channel: string, listener: (message: string) => void): Promise<void> {
@@ -204,7 +204,7 @@ export class Master implements Backend {
     const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]) as Promise<number[]>;
     let reply: number[];
     try {
-      reply = await withTimeout(call, timeout, `acquire '${k.name}'`);
+      reply = await withTimeout(call, timeout, 'acquire', k.name);
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         call.then(
@@ -222,7 +222,8 @@ export class Master implements Backend {
     const reply = (await withTimeout(
       scripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]),
       timeout,
-      `release '${k.name}'`,
+      'release',
+      k.name,
     )) as number[];
     if (reply[0] === 0) return { kind: 'notHeld' };
     if (reply[0] === 1) return { kind: 'decremented', count: Number(reply[1]) };
@@ -230,7 +231,7 @@ export class Master implements Backend {
   }
 
   async fairLeave(k: LockKeys, owner: string, timeout: number): Promise<void> {
-    await withTimeout(scripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, `leave the queue of '${k.name}'`);
+    await withTimeout(scripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name);
   }
 
   async close(): Promise<void> {
