@@ -236,8 +236,8 @@ interface Runner {
   close(): Promise<void>;
 }
 
-type Family = 'raw' | 'holdfast' | 'redlock' | 'redis-semaphore' | 'node-redisson';
-const FAMILIES: Family[] = ['raw', 'holdfast', 'redlock', 'redis-semaphore', 'node-redisson'];
+type Family = 'raw' | 'holdfast' | 'holdfast-fair' | 'redlock' | 'redis-semaphore' | 'node-redisson';
+const FAMILIES: Family[] = ['raw', 'holdfast', 'holdfast-fair', 'redlock', 'redis-semaphore', 'node-redisson'];
 
 interface ImplDef {
   id: string;
@@ -317,14 +317,14 @@ async function openRaw(ports: number[]): Promise<Runner> {
 }
 
 /** holdfast as documented: lock() (watchdog lease) and unlock(), one handle per worker, outside scopes. */
-async function openHoldfast(ports: number[]): Promise<Runner> {
+async function openHoldfast(ports: number[], fair = false): Promise<Runner> {
   const conns = await Promise.all(ports.map(connect));
   const client = new LockClient(conns.length === 1 ? conns[0] : conns, { watchdogTimeout: LEASE });
   client.on('error', (e) => noteError('holdfast error event', e));
   client.on('lost', (e) => noteError('holdfast lost event', new Error(`${e.name}: ${e.reason}`)));
   return {
     worker(name) {
-      const lock = client.getLock(name);
+      const lock = fair ? client.getFairLock(name) : client.getLock(name);
       return { acquire: () => lock.lock(), release: () => lock.unlock() };
     },
     async close() {
@@ -400,7 +400,8 @@ async function openRedisson(ports: number[]): Promise<Runner> {
 
 const SINGLE_IMPLS: ImplDef[] = [
   { id: 'raw', label: 'raw floor (lib/lua via evalsha)', family: 'raw', open: openRaw },
-  { id: 'holdfast', label: 'holdfast', family: 'holdfast', open: openHoldfast },
+  { id: 'holdfast', label: 'holdfast', family: 'holdfast', open: (ports) => openHoldfast(ports) },
+  { id: 'holdfast-fair', label: 'holdfast fair lock', family: 'holdfast-fair', open: (ports) => openHoldfast(ports, true) },
   { id: 'redlock', label: 'redlock 5.0.0-beta.2', family: 'redlock', open: openRedlock },
   { id: 'redis-semaphore', label: 'redis-semaphore Mutex', family: 'redis-semaphore', open: openSemaphore },
   { id: 'node-redisson', label: 'node-redisson', family: 'node-redisson', open: openRedisson },
@@ -408,7 +409,7 @@ const SINGLE_IMPLS: ImplDef[] = [
 
 const QUORUM_IMPLS: ImplDef[] = [
   { id: 'raw-quorum', label: 'raw quorum (3 masters, Promise.all)', family: 'raw', open: openRaw },
-  { id: 'holdfast-quorum', label: 'holdfast quorum (3 masters)', family: 'holdfast', open: openHoldfast },
+  { id: 'holdfast-quorum', label: 'holdfast quorum (3 masters)', family: 'holdfast', open: (ports) => openHoldfast(ports) },
   { id: 'redlock-3', label: 'redlock, 3 clients', family: 'redlock', open: openRedlock },
   { id: 'redis-semaphore-redlock', label: 'redis-semaphore RedlockMutex (3)', family: 'redis-semaphore', open: openSemaphore },
 ];
@@ -1428,7 +1429,7 @@ function evaluateTargets(results: Map<string, ScenarioResult>, wd: WatchdogResul
     const h = hf(s);
     if (!s || !h) continue;
     out.push({ target: `${id}: holdfast ≥ 0.95× floor`, measured: fx(h.ratio), pass: h.ratio >= 0.95 });
-    const peers = s.summaries.filter((x) => x.family !== 'holdfast' && x.family !== 'raw');
+    const peers = s.summaries.filter((x) => x.family !== 'holdfast' && x.family !== 'holdfast-fair' && x.family !== 'raw');
     if (peers.length === 0) continue;
     const best = peers.reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
     out.push({ target: `${id}: holdfast ahead of every peer (ops/s)`, measured: `${fi(h.opsPerSec)} vs best peer ${best.impl} ${fi(best.opsPerSec)}`, pass: h.opsPerSec > best.opsPerSec });
@@ -1472,6 +1473,7 @@ function evaluateTargets(results: Map<string, ScenarioResult>, wd: WatchdogResul
 const COLORS: Record<Family, string> = {
   raw: '#6b7280',
   holdfast: '#2563eb',
+  'holdfast-fair': '#7c3aed',
   redlock: '#dc2626',
   'redis-semaphore': '#16a34a',
   'node-redisson': '#d97706',
@@ -1498,7 +1500,7 @@ function renderSvg(results: ScenarioResult[], meta: Record<string, unknown>): st
   out.push(`<text x="${ml}" y="26" font-size="17" font-weight="bold">holdfast benchmark</text>`);
   out.push(`<text x="${ml}" y="44" font-size="11" fill="#444">${esc(String(meta.summary ?? ''))}</text>`);
   FAMILIES.forEach((fam, i) => {
-    const x = ml + i * 150;
+    const x = ml + i * 135;
     out.push(`<rect x="${x}" y="56" width="12" height="12" fill="${COLORS[fam]}"/>`);
     out.push(`<text x="${x + 17}" y="66" font-size="12">${esc(fam === 'raw' ? 'raw floor' : fam)}</text>`);
   });

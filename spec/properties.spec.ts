@@ -10,23 +10,15 @@
  */
 import fc from 'fast-check';
 import Redis from 'ioredis';
+import { unconnectedClient } from './helpers/unconnected';
 import { LockClient, LockError, LockLostError, LockNotHeldError, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 
 describe('argument validation (properties)', () => {
+  const current = unconnectedClient();
   let redis: Redis;
   let locks: LockClient;
-
-  beforeEach(() => {
-    redis = new Redis({ port: 1, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    redis.on('error', () => undefined);
-    locks = new LockClient(redis);
-  });
-  afterEach(async () => {
-    await locks.close();
-    expect(redis.status).toBe('wait');
-    redis.disconnect();
-  });
+  beforeEach(() => ({ redis, locks } = current()));
 
   /** Not a finite number from 100 ms to 2^31-1 ms. */
   const badLease = fc.oneof(

@@ -1,23 +1,14 @@
 import Redis from 'ioredis';
 import { LockClient } from '../lib';
+import { unconnectedClient } from './helpers/unconnected';
 
 // Bad input is rejected with a TypeError or RangeError naming the argument, before
 // anything is sent: the client below is lazy and must still be unconnected after.
 
+const current = unconnectedClient();
 let redis: Redis;
 let locks: LockClient;
-
-beforeEach(() => {
-  // Port 1 is never a Redis: if anything were sent, ioredis would try to connect.
-  redis = new Redis({ port: 1, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  locks = new LockClient(redis);
-});
-afterEach(async () => {
-  await locks.close();
-  expect(redis.status).toBe('wait');
-  redis.disconnect();
-});
+beforeEach(() => ({ redis, locks } = current()));
 
 describe('LockClient constructor', () => {
   it.each([
