@@ -28,18 +28,27 @@ const now = () => performance.now();
 export async function waitFair(host: FairHost, keys: LockKeys, owner: string, lease: number, deadline: number, signal: AbortSignal | undefined): Promise<(AcquireResult & { granted: true }) | null> {
   const bell = new Bell();
   const ring = () => bell.wake();
+  const attempt = () => {
+    const call = host.backend.fairAcquire(keys, owner, lease, host.heartbeat, true, host.timeoutFor(lease));
+    return raceAbort(call, signal, (late) => late.granted && host.undo(keys, owner));
+  };
   signal?.addEventListener('abort', ring);
   let unwatch: (() => void) | undefined;
   let granted = false;
   try {
-    // Subscribed before the first attempt: a release between the two is not missed.
+    // Uncontended, the first attempt is the only round trip: no subscription needed.
+    let result = await attempt();
+    if (result.granted) {
+      granted = true;
+      return result;
+    }
+    // Subscribed before the retry: a release between the two is not missed.
     unwatch = await host.watch(keys, owner, ring);
     for (;;) {
       if (host.isClosed) throw new LockError('client closed');
       signal?.throwIfAborted();
       if (deadline - now() <= 0) return null;
-      const call = host.backend.fairAcquire(keys, owner, lease, host.heartbeat, true, host.timeoutFor(lease));
-      const result = await raceAbort(call, signal, (late) => late.granted && host.undo(keys, owner));
+      result = await attempt();
       if (result.granted) {
         granted = true;
         return result;
