@@ -193,7 +193,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const queue = this.queues.get(keys.key);
     // No barging: with local waiters queued, or the lock held by another local owner,
     // a waiting caller joins the queue and gets the lock handed over in turn.
-    const queueFirst = !mine?.joinable && waitTime !== 0 && ((queue && !queue.idle) || this.heldLocally(keys.key, owner) || this.yielding(keys.key));
+    const queueFirst = !mine?.joinable && waitTime !== 0 && ((queue && !queue.idle) || this.holds.heldByOther(keys.key, owner) || this.yielding(keys.key));
     if (!queueFirst) {
       const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease));
       const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, false));
@@ -262,7 +262,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const { keys, owner } = hold;
     if (hold.lost) {
       hold.count -= 1;
-      if (hold.count <= 0) this.forget(hold);
+      if (hold.count <= 0) this.holds.remove(hold);
       throw hold.lost;
     }
     if (hold.released || hold.releasing) throw new LockNotHeldError(keys.name, 'it was already released');
@@ -283,7 +283,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       if (result.kind === 'notHeld') {
         this.lose(hold, 'deleted');
         hold.count = 0;
-        this.forget(hold);
+        this.holds.remove(hold);
         throw hold.lost ?? new LockNotHeldError(keys.name);
       }
       // 'released': Redis had fewer levels than we did (a master restarted): done.
@@ -305,7 +305,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     } catch (error) {
       hold.releasing = false;
       hold.released = true;
-      this.forget(hold);
+      this.holds.remove(hold);
       if (next) next.claimed = false;
       queue?.wake();
       throw new LockError(`unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error, lockName: keys.name });
@@ -315,17 +315,17 @@ export class LockClient extends EventEmitter<ClientEvents> {
         if (next) next.claimed = false;
         hold.releasing = false;
         this.lose(hold, 'deleted');
-        this.forget(hold);
+        this.holds.remove(hold);
         throw hold.lost ?? new LockNotHeldError(keys.name);
       }
       case 'decremented': {
         // Redis counted more levels than we did (a late reentry not yet undone): keep holding.
         if (next) next.claimed = false;
         hold.releasing = false;
-        this.forget(hold);
+        this.holds.remove(hold);
         if (!this.holdOf(keys.key, owner)?.live) {
           hold.count = result.count;
-          this.remember(hold);
+          this.holds.add(hold);
           this.watchdog.track(hold);
         }
         queue?.wake();
@@ -343,7 +343,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         this.finishRelease(hold);
         if (!next) return;
         next.claimed = false;
-        const granted = { granted: true as const, token: result.token, reentered: false, validUntil: result.validUntil };
+        const granted = { granted: true as const, token: result.token, validUntil: result.validUntil };
         if (next.settled) this.undo(keys, next.owner, false);
         else next.resolve(this.register(keys, next.owner, next.lease, next.watchdog, granted, next.start));
         return;
@@ -372,18 +372,10 @@ export class LockClient extends EventEmitter<ClientEvents> {
       return current;
     }
     const hold = new Hold(keys, owner, result.token, lease, watchdog, result.validUntil, fair);
-    this.remember(hold);
+    this.holds.add(hold);
     this.watchdog.track(hold);
     if (this.wants('acquired', keys.name)) this.publish('acquired', keys.name, { name: keys.name, owner, token: result.token, waitedMs: now() - start });
     return hold;
-  }
-
-  private remember(hold: Hold): void {
-    this.holds.add(hold);
-  }
-
-  private forget(hold: Hold): void {
-    this.holds.remove(hold);
   }
 
   private finishRelease(hold: Hold): void {
@@ -391,7 +383,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     hold.releasing = false;
     hold.released = true;
     this.watchdog.untrack(hold);
-    this.forget(hold);
+    this.holds.remove(hold);
     if (this.wants('released', hold.keys.name)) this.publish('released', hold.keys.name, { name: hold.keys.name, owner: hold.owner });
     this.queues.get(hold.keys.key)?.wake();
   }
@@ -412,11 +404,6 @@ export class LockClient extends EventEmitter<ClientEvents> {
     if (until > now()) return true;
     this.yields.delete(key);
     return false;
-  }
-
-  /** A live hold on key by another owner of this client: the lock will be handed over locally. */
-  private heldLocally(key: string, exceptOwner: string): boolean {
-    return this.holds.heldByOther(key, exceptOwner);
   }
 
   /** Give back a grant nobody will use (a waiter that left while it was on its way). */
@@ -491,7 +478,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
           continue;
         }
         const head = queue.next();
-        if (!head || this.heldLocally(keys.key, head.owner)) {
+        if (!head || this.holds.heldByOther(keys.key, head.owner)) {
           // A hand-off is under way, or a local owner will hand the lock over: the
           // release, a loss or a leaving waiter wakes us.
           await queue.sleep(Infinity);

@@ -180,9 +180,16 @@ describe('waiting', () => {
         return got;
       };
       const waits = names.flatMap((n) => [waitAndRelease(n), waitAndRelease(n)]);
-      await waitFor(async () => {
-        const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
-        return counts.every((c) => c[1] === 1);
+      let seen = '';
+      await waitFor(
+        async () => {
+          const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
+          seen = counts.map((c) => c[1]).join(',');
+          return counts.every((c) => c[1] === 1);
+        },
+        { message: 'one subscriber per channel' },
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}; NUMSUB per channel: ${seen}`);
       });
       const subscribers = ((await redis.client('LIST')) as string).split('\n').filter((l) => / cmd=(s?subscribe)/.test(l));
       expect(subscribers).toHaveLength(1);

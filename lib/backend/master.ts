@@ -76,7 +76,7 @@ export class Master implements Backend {
     return withTimeout(call, timeout, 'acquire', k.name).then(
       (reply): AcquireResult => {
         this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-        if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
+        if (reply[0] === 1) return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
         return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
       },
       (error: unknown) => {
@@ -214,7 +214,7 @@ export class Master implements Backend {
       }
       throw error;
     }
-    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), reentered: reply[2] === 1, validUntil: sentAt + lease - safety(lease) };
+    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
     return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
   }
 

@@ -130,7 +130,7 @@ export class Quorum implements Backend {
               ...votes.flatMap((v, i) => (v?.outcome === 'held' && counters[i] !== undefined ? [counters[i]! + 1] : [])),
             );
             this.raiseFloors(k, counters, finalToken, timeout).then(
-              () => resolve({ granted: true, token: finalToken, reentered: false, validUntil: start + lease - this.drift(lease) }),
+              () => resolve({ granted: true, token: finalToken, validUntil: start + lease - this.drift(lease) }),
               () => {
                 // Fewer than a majority is known to be at >= the token: handing it out
                 // could let a later majority mint a smaller one.

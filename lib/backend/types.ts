@@ -1,5 +1,3 @@
-import type { Vote } from '../errors/QuorumError.js';
-
 /** The Redis names of one lock: all three share the `{name}` hash tag, so one cluster slot. */
 export interface LockKeys {
   readonly name: string;
@@ -13,7 +11,7 @@ export interface LockKeys {
 }
 
 export type AcquireResult =
-  | { granted: true; token: number; reentered: boolean; validUntil: number }
+  | { granted: true; token: number; validUntil: number }
   | { granted: false; pttl: number; counter?: number };
 
 export type ReleaseResult =
@@ -62,4 +60,3 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export type { Vote };
