@@ -3,6 +3,7 @@ import { LockClient, QuorumError, type Held, type LostEvent } from '../lib';
 import { startMasters, type RedisServer } from '../scripts/servers';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
+import { TcpProxy } from './helpers/proxy';
 
 // Quorum mode over 5 independent masters: majorities, votes, fencing across
 // restarts, outages of a minority and of a majority.
@@ -165,6 +166,46 @@ it('keeps a master restarted empty out of votes for one lease, so it cannot gran
   expect(await bHeld.tryLock(WATCHDOG * 3)).toBe(true);
   expect(performance.now()).toBeGreaterThan(lostAt);
   await bHeld.unlock();
+});
+
+it('does not count a grant that ioredis resent to a master restarted while the acquire was in flight', async () => {
+  const lockName = name();
+  const a = client();
+  // b reaches master 0 through a proxy, with ioredis defaults: a command written to a
+  // connection that then dies is resent after the reconnect (autoResendUnfulfilledCommands).
+  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: masters[0].port });
+  const viaProxy = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 50 });
+  viaProxy.on('error', () => undefined);
+  const b = new LockClient([viaProxy, ...conns.slice(1)], { watchdogTimeout: WATCHDOG, commandTimeout: 5_000 });
+  clients.push(b);
+  try {
+    await b.getLock(`${lockName}:warm-up`).tryLock(0, 1_000); // b has seen every master's run_id
+    for (const c of conns.slice(3)) await c.hset(key(lockName), 'previous-owner', 1).then(() => c.pexpire(key(lockName), 150));
+    const held = a.getLock(lockName);
+    expect(await held.tryLock()).toBe(true); // on masters 0, 1 and 2
+    await waitFor(async () => (await presence(lockName)).slice(3).every((p) => p === 0), { message: 'old holder expired' });
+    let lostAt = Infinity;
+    held.on('lost', () => (lostAt = performance.now()));
+    // b's acquire reaches masters 1-4 (2 held, 2 granted) but not master 0 yet...
+    proxy.blackhole();
+    const attempt = b.getLock(lockName).tryLock();
+    await waitFor(async () => (await Promise.all(conns.slice(3).map((c) => c.hlen(key(lockName))))).every((len) => len === 1), { message: "b's grants on 3 and 4" });
+    // ...which restarts empty meanwhile; b's connection breaks and ioredis resends the acquire to it.
+    await masters[0].kill();
+    await masters[0].restart();
+    proxy.drop();
+    proxy.resume();
+    const got = await attempt;
+    const decidedAt = performance.now();
+    // Granting it would put b in beside a, whose hold still rests on masters 1 and 2.
+    expect({ got, aLostFirst: lostAt < decidedAt }).toEqual({ got: false, aLostFirst: false });
+    await waitFor(async () => (await presence(lockName)).every((p, i) => (i === 1 || i === 2 ? p === 1 : p === 0)), { message: "b's grants given back" });
+    await nextEvent(held, 'lost', WATCHDOG * 2).catch(() => undefined);
+  } finally {
+    await b.close();
+    viaProxy.disconnect();
+    await proxy.close();
+  }
 });
 
 it('keeps a young master out for a client started after the restart too', async () => {

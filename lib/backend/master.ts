@@ -36,6 +36,16 @@ export class Master implements Backend {
   private readonly onReady = () => {
     this.wasReady = true;
   };
+  private readonly onClose = () => {
+    this.epoch += 1;
+  };
+
+  /**
+   * Counts the connection's closes. A reply to a command sent in an earlier epoch may
+   * come from another server process: ioredis resends unfulfilled commands after it
+   * reconnects (autoResendUnfulfilledCommands), to a master that may have restarted empty.
+   */
+  epoch = 0;
 
   constructor(readonly connection: Connection) {
     this.cluster = isCluster(connection);
@@ -43,6 +53,7 @@ export class Master implements Backend {
     this.subscriber = new Subscriber(connection);
     this.wasReady = connection.status === 'ready';
     connection.on('ready', this.onReady);
+    connection.on('close', this.onClose);
   }
 
   /**
@@ -236,6 +247,7 @@ export class Master implements Backend {
 
   async close(): Promise<void> {
     this.connection.off('ready', this.onReady);
+    this.connection.off('close', this.onClose);
     this.restarts?.close();
     await this.subscriber.close();
   }

@@ -71,11 +71,19 @@ export class Quorum implements Backend {
 
   private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
     const start = now();
-    const young = this.youngMasters();
     const replies = this.all((m) => {
-      const wait = Math.max(m.restarts?.remaining ?? 0, young.get(m) ?? 0);
+      const wait = this.sitOutLeft(m);
       if (wait > 0) return Promise.reject(new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`));
-      return m.acquire(k, owner, lease, timeout);
+      const epoch = m.epoch;
+      return m.acquire(k, owner, lease, timeout).then((result) => {
+        // The connection broke while the call was out: ioredis may have resent it to a
+        // master restarted empty, whose grant ignores holds it forgot (chaos: an overlap).
+        if (result.granted && (m.epoch !== epoch || this.sitOutLeft(m) > 0)) {
+          this.undo(this.masters.indexOf(m), k, owner);
+          throw new LockError('the connection to this master broke while the acquire was out, so its grant may come from a restarted server: not counted');
+        }
+        return result;
+      });
     });
     return new Promise<AcquireResult>((resolve, reject) => {
       const votes: (Vote | undefined)[] = new Array(this.size);
@@ -161,6 +169,11 @@ export class Quorum implements Backend {
       else old += 1;
     }
     return old >= this.quorum ? young : new Map();
+  }
+
+  /** Milliseconds master m still sits out after a restart (0: it votes). */
+  private sitOutLeft(m: Master): number {
+    return Math.max(m.restarts?.remaining ?? 0, this.youngMasters().get(m) ?? 0);
   }
 
   /** Raise every master that answered to at least token; resolves when a majority is known to be there. */
