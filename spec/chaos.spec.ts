@@ -77,6 +77,31 @@ describe('chaos checker on hand-made histories', () => {
     expect(kinds([a, b], one)).toEqual([]);
   });
 
+  it('in Cluster mode, excuses an overlap only by a restart of the node serving that lock', () => {
+    const a = hold({ token: 1, start: 1_000, end: 2_000, lostAt: 1_900, outcome: 'lost' });
+    const b = hold({ token: 2, start: 1_500, end: 1_600, worker: 1, pid: 101 });
+    const restart = (locks: string[]): Fault[] => [{ kind: 'restart', master: 1, locks, begin: 1_200, end: 3_200 }];
+    expect(kinds([a, b], restart(['aux-2']))).toEqual(['overlap']);
+    expect(kinds([a, b], restart([]))).toEqual(['overlap']);
+    expect(kinds([a, b], restart(['aux-1', 'main']))).toEqual([]);
+    // The other lock's restart does not excuse this one, even next to its own excused overlap.
+    const c = hold({ token: 1, start: 1_000, end: 2_000, lostAt: 1_900, outcome: 'lost', lock: 'aux-2' });
+    const d = hold({ token: 2, start: 1_500, end: 1_600, worker: 1, pid: 101, lock: 'aux-2' });
+    const r = check([a, b, c, d], restart(['aux-2']));
+    expect(r.violations.map((v) => `${v.kind} ${v.lock}`)).toEqual(['overlap main']);
+    expect(r.excused.dataLoss).toBe(1);
+  });
+
+  it('in Cluster mode, excuses a token reset only by a restart of the node serving that lock', () => {
+    const holds = [hold({ token: 5, start: 1_000 }), hold({ token: 1, start: 2_000 })];
+    const restart = (locks: string[]): Fault[] => [{ kind: 'restart', master: 0, locks, begin: 1_500, end: 1_540 }];
+    // The fenced store rejects the reset token's write too, as in one data epoch.
+    expect(kinds(holds, restart(['aux-1']))).toEqual(['token', 'fencing']);
+    const r = check(holds, restart(['main']));
+    expect(r.violations).toEqual([]);
+    expect(r.tokenResets).toBe(1);
+  });
+
   it('catches a dangling acquisition, but not one cut by a kill', () => {
     const dangling = hold({ token: 1, start: 1_000, end: undefined, outcome: undefined });
     expect(kinds([dangling])).toEqual(['dangling']);

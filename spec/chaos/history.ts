@@ -12,7 +12,9 @@
  *    or the overlap is excused by a fault that no lock service on one Redis can mask:
  *    an empty restart of Redis (the key is gone: 'dataLoss') or a SIGSTOP of the
  *    holder's process longer than the lease ('pause'); an excused holder must still
- *    learn that it lost the lock (lostAt set), else it is a violation;
+ *    learn that it lost the lock (lostAt set), else it is a violation. In Cluster mode
+ *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
+ *    excuses nothing for the others;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
  *    empty restart (the `:fence` counter lived in memory), and is counted;
  *  - a fenced store (accepts a write only if its token is >= the highest seen; the
@@ -32,8 +34,13 @@ export interface Fault {
   worker?: number;
   /** Process hit by kill/pause (its holds are cut at a kill). */
   pid?: number;
-  /** Quorum mode: the master restarted (or flushed). */
+  /** Quorum and Cluster mode: the master (node) restarted. */
   master?: number;
+  /**
+   * Cluster mode, restart: the locks whose slots the restarted node serves, the only
+   * ones whose data it lost. Absent: every lock (a single Redis, or quorum masters).
+   */
+  locks?: string[];
   /** When the fault began (for a restart: the moment the old server was dead). */
   begin: number;
   /** When it ended (resume, restart done, proxy forwarding again). */
@@ -167,9 +174,20 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   return [...holds.values()];
 }
 
+/** The fault could have lost this lock's data: a restart of a node serving its slot, or of every master. */
+function losesDataOf(f: Fault, lock: string): boolean {
+  return f.kind === 'restart' && (f.locks === undefined || f.locks.includes(lock));
+}
+
+/** Faults as one lock sees them: restarts of Cluster nodes that do not serve its slot are left out. */
+function faultsFor(lock: string, faults: readonly Fault[]): Fault[] {
+  return faults.filter((f) => f.kind !== 'restart' || losesDataOf(f, lock));
+}
+
 /**
- * Moments at which lock data was lost: every empty restart of a single Redis; in quorum
- * mode, a restart that makes (size - quorum + 1) distinct masters restarted within the window.
+ * Moments at which lock data was lost (given the faults of one lock): every empty restart
+ * of a single Redis or of the Cluster node serving the lock; in quorum mode, a restart
+ * that makes (size - quorum + 1) distinct masters restarted within the window.
  */
 function dataLossTimes(faults: readonly Fault[], opts: CheckOptions): number[] {
   const all = faults.filter((f) => f.kind === 'restart').sort((a, b) => a.begin - b.begin);
@@ -203,11 +221,7 @@ export function checkHistory(holds: readonly Hold[], faults: readonly Fault[], o
   const { lease } = opts;
   const slack = opts.slack ?? 50;
   const violations: Violation[] = [];
-  const lossTimes = dataLossTimes(faults, opts);
   const quorumNeeded = opts.masters && opts.masters > 1 ? opts.masters - (Math.floor(opts.masters / 2) + 1) + 1 : 1;
-  /** Lock data lost between two moments: enough distinct masters restarted in (from, to]. */
-  const dataLostBetween = (from: number, to: number): boolean =>
-    new Set(faults.filter((f) => f.kind === 'restart' && f.begin > from && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
   const report: Report = {
     sectionsChecked: 0,
     byLock: {},
@@ -244,6 +258,11 @@ export function checkHistory(holds: readonly Hold[], faults: readonly Fault[], o
 
   for (const [lock, list] of locks) {
     list.sort((a, b) => a.start - b.start || a.token - b.token);
+    const lockFaults = faultsFor(lock, faults);
+    const lossTimes = dataLossTimes(lockFaults, opts);
+    /** This lock's data lost between two moments: enough distinct masters restarted in (from, to]. */
+    const dataLostBetween = (from: number, to: number): boolean =>
+      new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
 
@@ -362,12 +381,24 @@ function causeOf(h: Hold, faults: readonly Fault[], lease: number): Fault | unde
   let best: Fault | undefined;
   for (const f of faults) {
     if (f.kind === 'kill') continue;
-    const mine = f.kind === 'restart' || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : f.worker === h.worker);
+    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : f.kind === 'stall' && f.worker === h.worker);
     if (!mine) continue;
     if (f.begin > h.lostAt! || f.end < h.start - lease) continue;
     if (!best || f.begin > best.begin) best = f;
   }
   return best;
+}
+
+/** Cluster mode: which node each restart hit, and the locks it lost (a restart elsewhere excuses nothing for them). */
+function clusterRestarts(faults: readonly Fault[]): string[] {
+  const restarts = faults.filter((f) => f.kind === 'restart' && f.locks !== undefined);
+  if (restarts.length === 0) return [];
+  const byNode = new Map<string, number>();
+  for (const f of restarts) {
+    const what = `node ${f.master ?? '?'} (${f.locks!.length > 0 ? f.locks!.join(', ') : 'no lock'})`;
+    byNode.set(what, (byNode.get(what) ?? 0) + 1);
+  }
+  return [`  restarts: ${[...byNode].sort().map(([what, n]) => `${what} ${n}`).join(', ')}`];
 }
 
 export function formatReport(r: Report, faults: readonly Fault[]): string {
@@ -378,6 +409,7 @@ export function formatReport(r: Report, faults: readonly Fault[]): string {
     `critical sections checked: ${r.sectionsChecked} (${Object.entries(r.byLock).map(([k, v]) => `${k}: ${v}`).join(', ')})`,
     `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; cut by kill: ${r.killedHolds}`,
     `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    ...clusterRestarts(faults),
     `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}`,
     `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}`,
     `fenced writes: ${r.writes.total}, accepted ${r.writes.accepted}, late writes rejected ${r.writes.rejectedLate}, late accepted after data loss ${r.writes.acceptedLateAfterDataLoss}, rejected after a fence reset ${r.writes.rejectedSpurious}`,
