@@ -4,6 +4,7 @@
  *   npm run chaos                 # ~75 s
  *   npm run chaos -- --minutes 5  # longer
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
+ *   npm run chaos -- --cluster    # a 3-master Redis Cluster
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall --keep-logs
  *
  * Starts its own redis-server (free port, 127.0.0.1, never 6379), a TcpProxy per
@@ -17,6 +18,16 @@
  * close), then the history is checked (spec/chaos/history.ts) and a summary printed.
  * Exit code 0 only with zero violations.
  *
+ * Quorum mode: one proxy per worker and master; a restart empties one master at a time.
+ * Cluster mode: 3 masters, no replicas; each worker has one proxy per node and an
+ * ioredis Cluster whose natMap sends every node address (from CLUSTER SLOTS, redirects,
+ * the sharded subscribers) to that worker's proxy, which CLIENT LIST on the nodes
+ * confirms twice per run. A restart SIGKILLs one node and starts it empty with its
+ * nodes.conf (same slots); the next fault waits until every node says cluster_state:ok
+ * (about 2 s: a restarted master refuses writes that long). It excuses data loss only for
+ * the locks whose slots that node serves. SCRIPT FLUSH hits every node; the leak check
+ * also looks for shard channels (SSUBSCRIBE) on every node.
+ *
  * All times are Date.now() of one machine, shared by every process of the run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,7 +35,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { rawCommand, startMasters, type RedisServer } from './servers';
+import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
+import { clusterSlot } from '../lib/backend/slot';
 import { TcpProxy } from '../spec/helpers/proxy';
 import {
   FAULT_KINDS,
@@ -41,8 +53,11 @@ import type { WorkerConfig } from '../spec/chaos/worker';
 
 export interface ChaosOptions {
   durationMs?: number;
-  /** 'quorum': 3 independent masters; a restart empties one of them at a time. */
-  mode?: 'single' | 'quorum';
+  /**
+   * 'quorum': 3 independent masters; a restart empties one of them at a time.
+   * 'cluster': a 3-master Redis Cluster; a restart empties one node (the locks it serves).
+   */
+  mode?: 'single' | 'quorum' | 'cluster';
   workers?: number;
   tasks?: number;
   watchdogTimeout?: number;
@@ -67,12 +82,15 @@ export interface ChaosResult {
 
 const ROOT = path.resolve(__dirname, '..');
 const LOCKS = ['main', 'aux-1', 'aux-2'];
+/** The name of the orchestrator's own connections, which CLIENT LIST may show unproxied. */
+const ADMIN_NAME = 'chaos-admin';
+const CLUSTER_OK_TIMEOUT_MS = 20_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
 
 interface Slot {
   index: number;
-  /** One per Redis master, all owned here: the worker connects to these. */
+  /** One per Redis master (Cluster node), all owned here: the worker connects to these only. */
   proxies: TcpProxy[];
   gen: number;
   child?: ChildProcess;
@@ -101,7 +119,11 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const violations: Violation[] = [];
   const slots: Slot[] = [];
   const quorum = opts.mode === 'quorum';
+  const clustered = opts.mode === 'cluster';
+  let cluster: TestCluster | undefined;
   let servers: RedisServer[] = [];
+  /** Client connections seen by CLIENT LIST, and those of them that were ioredis's sharded subscribers. */
+  const proxied = { clients: 0, shardSubscribers: 0 };
   let admins: Redis[] = [];
 
   const spawnWorker = (slot: Slot): void => {
@@ -111,6 +133,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       worker: slot.index,
       gen: slot.gen,
       ports: slot.proxies.map((p) => p.port),
+      clusterNodes: clustered ? servers.map((s) => s.port) : undefined,
       log: path.join(logDir, `worker-${slot.index}.${slot.gen}.jsonl`),
       tasks,
       locks: LOCKS,
@@ -161,7 +184,63 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
 
   const record = (f: Fault) => {
     faults.push(f);
-    say(`${f.kind}${f.worker !== undefined ? ` worker ${f.worker}` : ''} ${f.end - f.begin} ms`);
+    const where = f.worker !== undefined ? ` worker ${f.worker}` : f.locks !== undefined ? ` node ${f.master} (${f.locks.join(', ') || 'no lock'})` : '';
+    say(`${f.kind}${where} ${f.end - f.begin} ms`);
+  };
+
+  /**
+   * Every client connection on every node came through one of the workers' proxies
+   * (or is the orchestrator's own): else a stall would not cut that worker off. Only
+   * called when no rawCommand() connection of the orchestrator may still be open.
+   */
+  const checkProxied = async (when: string): Promise<void> => {
+    const viaProxy = () => slots.flatMap((s) => s.proxies.flatMap((p) => p.upstreamPorts));
+    const before = viaProxy();
+    const lists = await Promise.all(admins.map((a) => withDeadline(a.client('LIST') as Promise<string>, 2_000, 'CLIENT LIST')));
+    const known = new Set([...before, ...viaProxy()]);
+    lists.forEach((list, node) => {
+      for (const line of list.split('\n').filter(Boolean)) {
+        const name = / name=(\S*)/.exec(line)?.[1] ?? '';
+        if (name === ADMIN_NAME) continue;
+        const addr = / addr=(\S+)/.exec(line)?.[1] ?? '?';
+        proxied.clients++;
+        if (name.includes('ssubscriber')) proxied.shardSubscribers++;
+        if (!known.has(Number(addr.split(':').pop()))) {
+          violations.push({ kind: 'proxy', message: `${when}: client ${addr} of ${clustered ? 'node' : 'master'} ${node} did not come through a worker's proxy (${line.trim()})` });
+        }
+      }
+    });
+  };
+
+  /** Cluster mode: node index -> the locks whose slots it serves (CLUSTER SLOTS, asked of any node that answers). */
+  const lockOwners = async (): Promise<Map<number, string[]>> => {
+    let ranges: [number, number, ...[string, number, ...unknown[]][]][] | undefined;
+    for (const a of admins) {
+      ranges = await withDeadline(a.cluster('SLOTS'), 1_000, 'CLUSTER SLOTS').catch(() => undefined);
+      if (ranges) break;
+    }
+    if (!ranges) throw new Error('CLUSTER SLOTS: no node answered');
+    const owners = new Map<number, string[]>();
+    for (const lock of LOCKS) {
+      const slot = clusterSlot(`holdfast:{${lock}}`);
+      const range = ranges.find(([lo, hi]) => lo <= slot && slot <= hi);
+      const node = servers.findIndex((s) => s.port === Number(range?.[2][1]));
+      if (node < 0) throw new Error(`slot ${slot} of lock ${lock} is served by no node of ours`);
+      owners.set(node, [...(owners.get(node) ?? []), lock]);
+    }
+    return owners;
+  };
+
+  /** Bounded: until every node says cluster_state:ok and knows every other, as after startCluster(). */
+  const waitClusterOk = async (): Promise<void> => {
+    const limit = Date.now() + CLUSTER_OK_TIMEOUT_MS;
+    let states: string[] = [];
+    while (Date.now() < limit) {
+      states = await Promise.all(servers.map((s) => rawCommand(s.port, ['CLUSTER', 'INFO'], 1_000).catch((e: Error) => e.message)));
+      if (states.every((info) => /cluster_state:ok/.test(info) && Number(/cluster_known_nodes:(\d+)/.exec(info)?.[1]) === servers.length)) return;
+      await sleep(50);
+    }
+    throw new Error(`cluster not ok within ${CLUSTER_OK_TIMEOUT_MS} ms of a node restart: ${states.map((s, i) => `node ${i}: ${/cluster_state:\w+/.exec(s)?.[0] ?? s}`).join(', ')}`);
   };
 
   /** Mostly the worker that holds the main lock right now (a fault there matters most), else any. */
@@ -216,12 +295,16 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       }
       case 'restart': {
         // Quorum mode: one master at a time (the others keep the majority).
+        // Cluster mode: one node, which loses the locks of its slots only.
         const master = Math.floor(Math.random() * servers.length);
         const server = servers[master]!;
+        const locks = clustered ? ((await lockOwners()).get(master) ?? []) : undefined;
         await server.kill('SIGKILL');
         const begin = Date.now();
         await server.restart();
-        record({ kind, master, begin, end: Date.now() });
+        // The node is back when the cluster serves its slots again, not when it answers PING.
+        if (clustered) await waitClusterOk();
+        record({ kind, master, locks, begin, end: Date.now() });
         return;
       }
       case 'scriptFlush': {
@@ -234,8 +317,11 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   };
 
   try {
-    servers = await startMasters(quorum ? 3 : 1);
-    say(`redis-server ${servers.map((s) => `pid ${s.pid} port ${s.port}`).join(', ')}${quorum ? ' (quorum mode)' : ''}; logs in ${logDir}`);
+    if (clustered) {
+      cluster = await startCluster({ masters: 3 });
+      servers = cluster.nodes;
+    } else servers = await startMasters(quorum ? 3 : 1);
+    say(`redis-server ${servers.map((s) => `pid ${s.pid} port ${s.port}`).join(', ')}${quorum ? ' (quorum mode)' : clustered ? ' (Cluster nodes)' : ''}; logs in ${logDir}`);
     for (let i = 0; i < workers; i++) {
       const proxies = await Promise.all(servers.map((s) => TcpProxy.start({ host: '127.0.0.1', port: s.port })));
       slots.push({ index: i, proxies, gen: 0, expectedExit: false, output: '' });
@@ -243,7 +329,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     for (const slot of slots) spawnWorker(slot);
     await withDeadline(Promise.all(slots.map((s) => s.ready)), 30_000, 'workers did not start');
     admins = servers.map((s) => {
-      const admin = new Redis({ host: '127.0.0.1', port: s.port, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+      const admin = new Redis({ host: '127.0.0.1', port: s.port, maxRetriesPerRequest: 1, retryStrategy: () => 50, connectionName: ADMIN_NAME });
       admin.on('error', () => undefined);
       return admin;
     });
@@ -254,6 +340,11 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     const kinds = opts.faults ?? FAULT_KINDS;
     const plan = [...kinds].sort(() => Math.random() - 0.5);
     await sleep(Math.min(1_000, durationMs / 10));
+    if (clustered) {
+      const owners = await lockOwners();
+      say(`locks by node: ${[...owners].sort().map(([node, locks]) => `node ${node}: ${locks.join(', ')}`).join('; ')}`);
+    }
+    await checkProxied('before the first fault');
     while (plan.length > 0 || Date.now() < until - lease * 3) {
       const kind = plan.shift() ?? kinds[Math.floor(Math.random() * kinds.length)]!;
       await inject(kind);
@@ -261,6 +352,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     }
     const rest = until - Date.now();
     if (rest > 0) await sleep(rest);
+    // After every fault, with the reconnections and redirects they caused.
+    await checkProxied('after the last fault');
 
     // Stop: workers finish their holds, close their LockClient and report 'closed'.
     say('stopping workers');
@@ -292,6 +385,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       for (let j = 0; j < numsub.length; j += 2) {
         if (Number(numsub[j + 1]) > 0) violations.push({ kind: 'leak', message: `${numsub[j]} still has ${numsub[j + 1]} subscriber(s) on master ${i}` });
       }
+      if (clustered) channelCount += await shardLeaks(admin, i, violations);
     }
     const fences = (await allKeys()).filter((k) => k.endsWith(':fence')).length;
     say(`leak check done: ${leftover.length} lock keys, ${channelCount} channels, ${fences} fence counters`);
@@ -321,7 +415,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     }
     for (const a of admins) a.disconnect();
     await Promise.all(slots.flatMap((s) => s.proxies.map((p) => p.close())));
-    await Promise.all(servers.map((s) => s.stop()));
+    if (cluster) await cluster.stop();
+    else await Promise.all(servers.map((s) => s.stop()));
   }
 
   // Check the history.
@@ -341,17 +436,30 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     }
   }
   const holds = buildHolds(records, faults);
-  const report = checkHistory(holds, faults, { lease, masters: servers.length });
+  // A Cluster is one master per lock: its restarts carry the locks they lost instead.
+  const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1 });
   report.violations.push(...violations);
   const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
-    `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
+    `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
     `logs: ${report.violations.length > 0 || opts.keepLogs ? logDir : '(removed)'}`,
   ].join('\n');
   if (report.violations.length === 0 && !opts.keepLogs) fs.rmSync(logDir, { recursive: true, force: true });
   else fs.writeFileSync(path.join(logDir, 'faults.json'), JSON.stringify(faults, null, 1));
   return { report, faults, faultsByKind, violations: report.violations, summary, logDir };
+}
+
+/** Cluster mode: shard channels left on a node (SSUBSCRIBE lives per shard, not in PUBSUB CHANNELS). */
+async function shardLeaks(admin: Redis, node: number, violations: Violation[]): Promise<number> {
+  const channels = (await admin.call('PUBSUB', 'SHARDCHANNELS')) as string[];
+  if (channels.length > 0) violations.push({ kind: 'leak', message: `shard channels left after close on node ${node}: ${channels.join(', ')}` });
+  const numsub = (await admin.call('PUBSUB', 'SHARDNUMSUB', ...LOCKS.map((l) => `holdfast:{${l}}:ch`))) as (string | number)[];
+  for (let j = 0; j < numsub.length; j += 2) {
+    if (Number(numsub[j + 1]) > 0) violations.push({ kind: 'leak', message: `${numsub[j]} still has ${numsub[j + 1]} shard subscriber(s) on node ${node}` });
+  }
+  return channels.length;
 }
 
 function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -391,6 +499,9 @@ function parseArgs(argv: string[]): ChaosOptions {
       case '--quorum':
         opts.mode = 'quorum';
         break;
+      case '--cluster':
+        opts.mode = 'cluster';
+        break;
       case '--faults': {
         const list = (argv[++i] ?? '').split(',').filter(Boolean);
         const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
@@ -399,7 +510,7 @@ function parseArgs(argv: string[]): ChaosOptions {
         break;
       }
       default:
-        throw new Error(`unknown argument ${flag} (use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --faults kill,pause,..., --keep-logs)`);
+        throw new Error(`unknown argument ${flag} (use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --faults kill,pause,..., --keep-logs)`);
     }
   }
   return opts;

@@ -77,7 +77,8 @@ export interface Hold {
   killed?: boolean;
 }
 
-export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker';
+/** 'proxy': a worker's connection to Redis bypassed its proxy (a stall would then not cut it off). */
+export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker' | 'proxy';
 
 export interface Violation {
   kind: ViolationKind;

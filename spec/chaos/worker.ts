@@ -14,15 +14,21 @@
  * the process must then exit by itself, which the orchestrator checks).
  */
 import fs from 'node:fs';
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
 import { LockClient, LockLostError } from '../../lib';
 import type { LogRecord } from './history';
 
 export interface WorkerConfig {
   worker: number;
   gen: number;
-  /** One port: a single Redis; several: independent masters (quorum mode). */
+  /** One port: a single Redis; several: independent masters (quorum mode), or Cluster nodes (see clusterNodes). */
   ports: number[];
+  /**
+   * Cluster mode: the nodes' own ports, in the order of `ports` (this worker's proxies
+   * in front of them). CLUSTER SLOTS names nodes by their own address, so natMap must
+   * send each one to its proxy, or redirects and new connections would bypass them.
+   */
+  clusterNodes?: number[];
   log: string;
   tasks: number;
   locks: string[];
@@ -47,19 +53,41 @@ const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - l
 let stopping = false;
 let holdSeq = 0;
 
-const connections = config.ports.map((port) => {
-  const redis = new Redis({
-    host: '127.0.0.1',
-    port,
-    // Reconnect fast after a reset or a restart; keep commands queued meanwhile
-    // (holdfast bounds each of its calls itself).
-    retryStrategy: () => 50,
-    maxRetriesPerRequest: null,
+function masters(ports: number[]): Redis[] {
+  return ports.map((port) => {
+    const redis = new Redis({
+      host: '127.0.0.1',
+      port,
+      // Reconnect fast after a reset or a restart; keep commands queued meanwhile
+      // (holdfast bounds each of its calls itself).
+      retryStrategy: () => 50,
+      maxRetriesPerRequest: null,
+    });
+    redis.on('error', () => undefined);
+    return redis;
   });
-  redis.on('error', () => undefined);
-  return redis;
-});
-const locks = new LockClient(connections.length === 1 ? connections[0]! : connections, { watchdogTimeout: config.watchdogTimeout });
+}
+
+function cluster(proxies: number[], nodes: number[]): Cluster {
+  const natMap = Object.fromEntries(nodes.map((node, i) => [`127.0.0.1:${node}`, { host: '127.0.0.1', port: proxies[i]! }]));
+  const c = new Cluster(
+    proxies.map((port) => ({ host: '127.0.0.1', port })),
+    {
+      natMap,
+      // ioredis's defaults otherwise; only faster retries: a restarted node answers
+      // CLUSTERDOWN for ~2 s, a stall ends with every connection reset.
+      clusterRetryStrategy: () => 50,
+      retryDelayOnClusterDown: 50,
+      retryDelayOnTryAgain: 50,
+    },
+  );
+  c.on('error', () => undefined);
+  c.on('node error', () => undefined);
+  return c;
+}
+
+const connections: (Redis | Cluster)[] = config.clusterNodes ? [cluster(config.ports, config.clusterNodes)] : masters(config.ports);
+const locks = new LockClient(connections.length === 1 ? connections[0]! : (connections as Redis[]), { watchdogTimeout: config.watchdogTimeout });
 locks.on('error', (e) => note(`client error: ${e.message}`));
 
 /** How long to stay in a critical section: mostly short, sometimes across renewals. */

@@ -47,6 +47,14 @@ export class TcpProxy {
   }
 
   /**
+   * Local ports of the upstream sockets: how the server (CLIENT LIST addr=) sees the
+   * connections that went through this proxy.
+   */
+  get upstreamPorts(): number[] {
+    return [...this.pairs].flatMap((p) => (p.upstream.localPort === undefined ? [] : [p.upstream.localPort]));
+  }
+
+  /**
    * Stalls every connection, current and new: sockets stay open, nothing is
    * forwarded either way, and closes are not propagated. Bytes are still read
    * (and thrown away) so the sender never sees back-pressure, as with packets
