@@ -50,8 +50,11 @@ export class RestartWatch {
       (info) => {
         this.checking = false;
         const runId = /run_id:(\w+)/.exec(info)?.[1];
+        // uptime_in_seconds is the difference of two whole-second clocks: a server up for
+        // 30 ms can say 1. Take the latest start it allows, or a restart would sit out
+        // up to a second too little (chaos: an overlap in quorum mode).
         const uptime = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000;
-        this.startedAt = now() - uptime;
+        this.startedAt = now() - Math.max(0, uptime - 1_000);
         this.settleKnown();
         if (runId && known && runId !== this.runId) this.until = this.startedAt + this.sitOut;
         this.runId = runId ?? this.runId;
