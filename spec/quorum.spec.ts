@@ -94,6 +94,26 @@ it.each([
   await waiter.unlock();
 });
 
+it('does not spin when its own given-back grants publish: a waiter wakes for releases on masters that refused it', async () => {
+  const lockName = name();
+  const held = client().getLock(lockName);
+  expect(await held.tryLock()).toBe(true);
+  // The holder's hold rests on masters 1-3 (0 and 4 lost it, e.g. restarted): a waiter
+  // is granted 0 and 4, gives them back (which publishes "released" there), and retries.
+  await Promise.all([conns[0], conns[4]].map((c) => c.del(key(lockName))));
+  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await conns[1].info('commandstats'))?.[1] ?? 0);
+  const before = await calls();
+  const started = performance.now();
+  expect(await client().getLock(lockName).tryLock(1_000)).toBe(false);
+  const elapsed = performance.now() - started;
+  // Acquire attempts of the waiter plus the holder's renewals (every 200 ms) on master 1:
+  // a waiter woken by its own give-backs retries every millisecond or so (hundreds).
+  const attempts = (await calls()) - before;
+  expect(elapsed).toBeGreaterThanOrEqual(990);
+  expect(attempts).toBeLessThan(20);
+  await held.unlock();
+});
+
 it('aborts a quorum wait promptly and leaves nothing behind', async () => {
   const a = client();
   const b = client();

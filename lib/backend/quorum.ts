@@ -56,6 +56,15 @@ export class Quorum implements Backend {
     );
   }
 
+  /**
+   * Per subscribed channel: the masters whose grants this client gave back after its last
+   * failed acquire. Giving back publishes "released" there, which would wake our own
+   * waiter into the same failing attempt again: a spin of thousands of attempts a second
+   * while a holder keeps a majority elsewhere. A holder that blocks us holds on masters
+   * that refused us, so their releases still wake us.
+   */
+  private readonly givenBack = new Map<string, Set<number>>();
+
   /** Resolved once every master's age is known (or could not be): then youngMasters() can judge. */
   private ages: Promise<void> | undefined;
 
@@ -95,7 +104,13 @@ export class Quorum implements Backend {
       let finalToken = 0;
       const fail = () => {
         decided = 'failed';
-        votes.forEach((v, i) => v?.outcome === 'granted' && this.undo(i, k, owner));
+        const back = this.givenBack.get(k.channel);
+        back?.clear();
+        votes.forEach((v, i) => {
+          if (v?.outcome !== 'granted') return;
+          this.undo(i, k, owner);
+          back?.add(i);
+        });
         const all = this.votes(votes);
         if (errors > this.size - this.quorum) reject(new QuorumError(k.name, 'acquire', this.quorum, all));
         else resolve({ granted: false, pttl: Math.min(1_000, ...all.flatMap((v) => (v.outcome === 'held' ? [v.pttl] : []))) });
@@ -116,7 +131,10 @@ export class Quorum implements Backend {
           }
           if (decided === 'failed') {
             // Late: the decision went against us, give back what this master granted.
-            if (votes[i]?.outcome === 'granted') this.undo(i, k, owner);
+            if (votes[i]?.outcome === 'granted') {
+              this.undo(i, k, owner);
+              this.givenBack.get(k.channel)?.add(i);
+            }
             return;
           }
           if (decided === 'granted') {
@@ -126,6 +144,7 @@ export class Quorum implements Backend {
           }
           if (granted >= this.quorum) {
             decided = 'granted';
+            this.givenBack.get(k.channel)?.clear();
             const validity = lease - (now() - start) - this.drift(lease);
             if (validity <= 0) {
               errors = 0;
@@ -271,10 +290,12 @@ export class Quorum implements Backend {
    * would time out) must not hold up the waiter's first retry.
    */
   subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    const givenBack = new Set<number>();
+    this.givenBack.set(channel, givenBack);
     return new Promise((resolve) => {
       let done = 0;
-      for (const m of this.masters) {
-        void m.subscribe(channel, listener).then(() => {
+      for (const [i, m] of this.masters.entries()) {
+        void m.subscribe(channel, (message) => givenBack.has(i) || listener(message)).then(() => {
           if (++done === this.quorum) resolve();
         });
       }
@@ -282,6 +303,7 @@ export class Quorum implements Backend {
   }
 
   async unsubscribe(channel: string): Promise<void> {
+    this.givenBack.delete(channel);
     await Promise.all(this.masters.map((m) => m.unsubscribe(channel)));
   }
 
