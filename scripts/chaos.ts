@@ -77,6 +77,8 @@ export interface ChaosResult {
   faultsByKind: Record<FaultKind, number>;
   violations: Violation[];
   summary: string;
+  /** Client connections that CLIENT LIST showed on the servers (all must come through a worker's proxy). */
+  clientsChecked: { clients: number; shardSubscribers: number };
   logDir: string;
 }
 
@@ -448,7 +450,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   ].join('\n');
   if (report.violations.length === 0 && !opts.keepLogs) fs.rmSync(logDir, { recursive: true, force: true });
   else fs.writeFileSync(path.join(logDir, 'faults.json'), JSON.stringify(faults, null, 1));
-  return { report, faults, faultsByKind, violations: report.violations, summary, logDir };
+  return { report, faults, faultsByKind, violations: report.violations, summary, logDir, clientsChecked: proxied };
 }
 
 /** Cluster mode: shard channels left on a node (SSUBSCRIBE lives per shard, not in PUBSUB CHANNELS). */

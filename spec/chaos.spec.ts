@@ -160,5 +160,8 @@ describe('a real chaos run', () => {
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     // Every restart names the locks its node served (none, for a node without their slots).
     for (const f of result.faults.filter((x) => x.kind === 'restart')) expect(f.locks).toBeDefined();
+    // The proxy check saw the workers' connections (3 workers x 3 nodes at least), sharded subscribers among them.
+    expect(result.clientsChecked.clients).toBeGreaterThanOrEqual(9);
+    expect(result.clientsChecked.shardSubscribers).toBeGreaterThanOrEqual(1);
   });
 });

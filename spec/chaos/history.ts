@@ -175,7 +175,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   return [...holds.values()];
 }
 
-/** The fault could have lost this lock's data: a restart of a node serving its slot, or of every master. */
+/** The fault could have lost this lock's data: a restart of the Cluster node serving its slot, or of a master holding every lock. */
 function losesDataOf(f: Fault, lock: string): boolean {
   return f.kind === 'restart' && (f.locks === undefined || f.locks.includes(lock));
 }
