@@ -195,7 +195,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     // a waiting caller joins the queue and gets the lock handed over in turn.
     const queueFirst = !mine?.joinable && waitTime !== 0 && ((queue && !queue.idle) || this.holds.heldByOther(keys.key, owner) || this.yielding(keys.key));
     if (!queueFirst) {
-      const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease));
+      const call = this.backend.acquire(keys, owner, lease, this.timeoutFor(lease), levelsOf(mine));
       const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, false));
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start);
       if (mine?.joinable) this.lose(mine, 'taken');
@@ -207,7 +207,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private async acquireFair(keys: LockKeys, owner: string, lease: number, watchdog: boolean, waitTime: number | undefined, signal: AbortSignal | undefined, start: number, mine: Hold | undefined): Promise<Hold | null> {
     if (mine?.joinable || waitTime === 0) {
       // A reentry, or one attempt: neither joins the queue.
-      const call = this.backend.fairAcquire(keys, owner, lease, this.options.watchdogTimeout, false, this.timeoutFor(lease));
+      const call = this.backend.fairAcquire(keys, owner, lease, this.options.watchdogTimeout, false, this.timeoutFor(lease), levelsOf(mine));
       const result = await raceAbort(call, signal, (late) => late.granted && this.undo(keys, owner, true));
       if (result.granted) return this.register(keys, owner, lease, watchdog, result, start, true);
       if (mine?.joinable) this.lose(mine, 'taken');
@@ -271,7 +271,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
       hold.count -= 1;
       let result;
       try {
-        result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, undefined, timeout));
+        const held = hold.count + 1;
+        result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout, held) : this.backend.release(keys, owner, undefined, timeout, held));
       } catch (error) {
         hold.count += 1;
         throw new LockError(`unlock of '${keys.name}' failed; the hold is unchanged`, { cause: error, lockName: keys.name });
@@ -301,7 +302,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const nextOwner = next && { owner: next.owner, lease: next.lease, unlessOthersWait: chain >= LOCAL_CHAIN ? ownSubscriptions : undefined };
     let result;
     try {
-      result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, nextOwner, timeout));
+      result = await (hold.fair ? this.backend.fairRelease(keys, owner, timeout, hold.count) : this.backend.release(keys, owner, nextOwner, timeout, hold.count));
     } catch (error) {
       hold.releasing = false;
       hold.released = true;
@@ -409,7 +410,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   /** Give back a grant nobody will use (a waiter that left while it was on its way). */
   private undo(keys: LockKeys, owner: string, fair: boolean): void {
     const timeout = this.timeoutFor(this.options.watchdogTimeout);
-    (fair ? this.backend.fairRelease(keys, owner, timeout) : this.backend.release(keys, owner, undefined, timeout)).then(
+    (fair ? this.backend.fairRelease(keys, owner, timeout, 1) : this.backend.release(keys, owner, undefined, timeout, 1)).then(
       () => this.queues.get(keys.key)?.wake(),
       (error: Error) => this.emit('error', new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );
@@ -491,7 +492,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
         head.claimed = true;
         let result: AcquireResult;
         try {
-          result = await this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease));
+          result = await this.backend.acquire(keys, head.owner, head.lease, this.timeoutFor(head.lease), levelsOf(this.holdOf(keys.key, head.owner)));
         } catch (error) {
           head.claimed = false;
           head.reject(error);
@@ -538,4 +539,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
       this.emit('error', error instanceof Error ? error : new Error(String(error)));
     }
   }
+}
+
+/** Levels an owner holds as far as this client knows: the scripts apply a call only once by it (see Backend). */
+function levelsOf(hold: Hold | undefined): number {
+  return hold && !hold.lost ? hold.count : 0;
 }

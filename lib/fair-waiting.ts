@@ -29,7 +29,8 @@ export async function waitFair(host: FairHost, keys: LockKeys, owner: string, le
   const bell = new Bell();
   const ring = () => bell.wake();
   const attempt = () => {
-    const call = host.backend.fairAcquire(keys, owner, lease, host.heartbeat, true, host.timeoutFor(lease));
+    // A waiter holds no level yet (a reentry never waits).
+    const call = host.backend.fairAcquire(keys, owner, lease, host.heartbeat, true, host.timeoutFor(lease), 0);
     return raceAbort(call, signal, (late) => late.granted && host.undo(keys, owner));
   };
   signal?.addEventListener('abort', ring);

@@ -81,9 +81,9 @@ export class Master implements Backend {
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
+    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease, held]) as Promise<number[]>;
     return withTimeout(call, timeout, 'acquire', k.name).then(
       (reply): AcquireResult => {
         this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
@@ -101,28 +101,38 @@ export class Master implements Backend {
   undoLateGrant(call: Promise<number[]>, k: LockKeys, owner: string): void {
     call.then(
       (reply) => {
-        if (reply[0] === 1) this.release(k, owner, undefined, 5_000).catch(() => undefined);
+        if (reply[0] === 1) this.release(k, owner, undefined, 5_000, 1).catch(() => undefined);
       },
       () => undefined,
     );
   }
 
-  release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
+  release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
-    const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '']);
+    const epoch = this.epoch;
+    const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]);
     return withTimeout(call as Promise<number[]>, timeout, 'release', k.name).then(
-      (reply) => this.releaseResult(reply, sentAt, next),
+      (reply) => this.releaseResult(this.resentRelease(reply, epoch, held), sentAt, next),
       (error: unknown) => {
         // A hand-off we gave up on may still happen: the waiter it named has moved on.
         if (error instanceof CommandTimeoutError && next) {
           (call as Promise<number[]>).then(
-            (reply) => void (reply[0] === 3 && this.release(k, next.owner, undefined, 5_000).catch(() => undefined)),
+            (reply) => void (reply[0] === 3 && this.release(k, next.owner, undefined, 5_000, 1).catch(() => undefined)),
             () => undefined,
           );
         }
         throw error;
       },
     );
+  }
+
+  /**
+   * A last-level release answered "not held" after the connection broke may be ioredis's
+   * resend of a release that already ran (and deleted the key, or handed it off): the
+   * hold is over either way, so it counts as released, not as a loss.
+   */
+  private resentRelease(reply: number[], epoch: number, held: number): number[] {
+    return reply[0] === 0 && held === 1 && this.epoch !== epoch ? [2, 0] : reply;
   }
 
   private releaseResult(reply: number[], sentAt: number, next: NextOwner | undefined): ReleaseResult {
@@ -210,16 +220,16 @@ export class Master implements Backend {
     return this.subscriber.unsubscribe(channel, 2_000);
   }
 
-  async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult & { head?: boolean }> {
+  async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult & { head?: boolean }> {
     const sentAt = now();
-    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]) as Promise<number[]>;
+    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, held]) as Promise<number[]>;
     let reply: number[];
     try {
       reply = await withTimeout(call, timeout, 'acquire', k.name);
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         call.then(
-          (r) => void (r[0] === 1 && this.fairRelease(k, owner, 5_000).catch(() => undefined)),
+          (r) => void (r[0] === 1 && this.fairRelease(k, owner, 5_000, 1).catch(() => undefined)),
           () => undefined,
         );
       }
@@ -229,13 +239,13 @@ export class Master implements Backend {
     return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
   }
 
-  async fairRelease(k: LockKeys, owner: string, timeout: number): Promise<ReleaseResult> {
-    const reply = (await withTimeout(
-      scripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]),
-      timeout,
-      'release',
-      k.name,
-    )) as number[];
+  async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+    const epoch = this.epoch;
+    const reply = this.resentRelease(
+      (await withTimeout(scripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]), timeout, 'release', k.name)) as number[],
+      epoch,
+      held,
+    );
     if (reply[0] === 0) return { kind: 'notHeld' };
     if (reply[0] === 1) return { kind: 'decremented', count: Number(reply[1]) };
     return { kind: 'released', receivers: 0 };

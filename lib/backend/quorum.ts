@@ -68,23 +68,23 @@ export class Quorum implements Backend {
   /** Resolved once every master's age is known (or could not be): then youngMasters() can judge. */
   private ages: Promise<void> | undefined;
 
-  acquire(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     // A client's first acquisition waits for the masters' ages, bounded: a client started
     // just after a restart must already keep the young master out.
     this.ages ??= withTimeout(Promise.all(this.masters.filter((m) => !m.down).map((m) => m.restarts?.known)), 500, 'INFO').then(
       () => undefined,
       () => undefined,
     );
-    return this.ages.then(() => this.acquireNow(k, owner, lease, timeout));
+    return this.ages.then(() => this.acquireNow(k, owner, lease, timeout, held));
   }
 
-  private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult> {
+  private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const start = now();
     const replies = this.all((m) => {
       const wait = this.sitOutLeft(m);
       if (wait > 0) return Promise.reject(new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`));
       const epoch = m.epoch;
-      return m.acquire(k, owner, lease, timeout).then((result) => {
+      return m.acquire(k, owner, lease, timeout, held).then((result) => {
         // The connection broke while the call was out: ioredis may have resent it to a
         // master restarted empty, whose grant ignores holds it forgot (chaos: an overlap).
         if (result.granted && (m.epoch !== epoch || this.sitOutLeft(m) > 0)) {
@@ -211,7 +211,7 @@ export class Quorum implements Backend {
   }
 
   private undo(master: number, k: LockKeys, owner: string): void {
-    this.masters[master].release(k, owner, undefined, 5_000).catch(() => undefined);
+    this.masters[master].release(k, owner, undefined, 5_000, 1).catch(() => undefined);
   }
 
   private votes(votes: readonly (Vote | undefined)[]): Vote[] {
@@ -219,8 +219,8 @@ export class Quorum implements Backend {
   }
 
   /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
-  async release(k: LockKeys, owner: string, _next: NextOwner | undefined, timeout: number): Promise<ReleaseResult> {
-    const replies = await Promise.all(this.all((m) => m.release(k, owner, undefined, timeout)));
+  async release(k: LockKeys, owner: string, _next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
+    const replies = await Promise.all(this.all((m) => m.release(k, owner, undefined, timeout, held)));
     let count = 0;
     let released = 0;
     let notHeld = 0;

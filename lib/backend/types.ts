@@ -39,12 +39,19 @@ export interface NextOwner {
   readonly unlessOthersWait?: number;
 }
 
-/** One master or an ioredis Cluster (Master), or N independent masters (Quorum): the same calls. */
+/**
+ * One master or an ioredis Cluster (Master), or N independent masters (Quorum): the same calls.
+ *
+ * `held` is how many levels this client knows the owner holds before the call (0 for a
+ * new hold; 1 for a last release). The scripts use it to apply a call only once: ioredis
+ * resends commands whose reply a broken connection lost, and a reentry or a release
+ * counted twice would keep a lock held after the last unlock, or free it too early.
+ */
 export interface Backend {
   /** How many independent masters vote (1 for a single master or a Cluster). */
   readonly size: number;
-  acquire(keys: LockKeys, owner: string, lease: number, timeout: number): Promise<AcquireResult>;
-  release(keys: LockKeys, owner: string, next: NextOwner | undefined, timeout: number): Promise<ReleaseResult>;
+  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult>;
   renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
@@ -54,8 +61,8 @@ export interface Backend {
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
   /** Fair lock: an attempt in queue order; `enqueue` joins (or heartbeats) the queue when not granted. */
-  fairAcquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult & { head?: boolean }>;
-  fairRelease(keys: LockKeys, owner: string, timeout: number): Promise<ReleaseResult>;
+  fairAcquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult & { head?: boolean }>;
+  fairRelease(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   fairLeave(keys: LockKeys, owner: string, timeout: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,10 +1,14 @@
 -- Fair lock: drop one level of ARGV[1]'s hold; at zero delete the lock and wake the
 -- head of the queue only (the message names it), not every waiter.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] waiter deadlines.
--- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish'.
+-- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish',
+-- ARGV[4] levels the client holds before this release (1 for the last).
 -- Returns {0} not held, {1, count} still held, {2, waiters} released.
 local lock, queue, deadlines, owner = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
-if redis.call('hexists', lock, owner) == 0 then return {0} end
+local held = tonumber(redis.call('hget', lock, owner) or '0')
+if held == 0 then return {0} end
+-- Already applied, its reply lost with the connection (see release.lua).
+if held < tonumber(ARGV[4]) then return {1, held} end
 local count = redis.call('hincrby', lock, owner, -1)
 if count > 0 then return {1, count} end
 redis.call('del', lock)

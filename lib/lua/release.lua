@@ -6,10 +6,16 @@
 -- ARGV[6] '' or the releasing client's own subscriptions to the channel: when given,
 -- the hand-off is skipped if other clients wait (subscribers beyond our own), so a
 -- busy process cannot keep the lock among its own waiters forever.
+-- ARGV[7] levels the client holds before this release (1 for the last).
 -- Returns {0} not held, {1, count} still held, {2, receivers} released (receivers of
 -- the wake-up message), {3, token} handed off.
 local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
-if redis.call('hexists', key, owner) == 0 then return {0} end
+local held = tonumber(redis.call('hget', key, owner) or '0')
+if held == 0 then return {0} end
+-- Fewer levels than the client holds: this release ran already and its reply was
+-- lost with the connection (ioredis resent it). A second decrement could free the
+-- lock under an owner that still holds a level.
+if held < tonumber(ARGV[7]) then return {1, held} end
 local count = redis.call('hincrby', key, owner, -1)
 if count > 0 then return {1, count} end
 local handOff = ARGV[4] ~= ''

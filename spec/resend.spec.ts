@@ -1,0 +1,115 @@
+import Redis from 'ioredis';
+import { LockClient, type Lock } from '../lib';
+import { startServer, type RedisServer } from '../scripts/servers';
+import { TcpProxy } from './helpers/proxy';
+import { waitFor } from './helpers/wait';
+
+// Replies lost with the connection. ioredis resends a command whose reply never came
+// once it reconnects (autoResendUnfulfilledCommands, on by default), so a script can run
+// twice. Each case below makes the server run the call, loses the reply, and lets
+// ioredis resend it: the lock must count the call once.
+
+let server: RedisServer;
+let admin: Redis;
+let proxy: TcpProxy;
+let conn: Redis;
+let locks: LockClient;
+let n = 0;
+const key = (lockName: string) => `holdfast:{${lockName}}`;
+
+beforeAll(async () => {
+  server = await startServer();
+  admin = new Redis(server.port, '127.0.0.1');
+});
+afterAll(async () => {
+  admin.disconnect();
+  await server.stop();
+});
+beforeEach(async () => {
+  proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+  conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20 });
+  conn.on('error', () => undefined);
+  // A command timeout longer than the whole manoeuvre: the resent reply must be the one used.
+  locks = new LockClient(conn, { watchdogTimeout: 1_000, commandTimeout: 5_000 });
+  // Scripts loaded: the paused call is the EVALSHA itself, not a NOSCRIPT round.
+  await locks.getLock('warm-up').run(async () => undefined);
+  await locks.getFairLock('warm-up-fair').run(async () => undefined);
+});
+afterEach(async () => {
+  await locks.close();
+  conn.disconnect();
+  await proxy.close();
+});
+
+/**
+ * Starts `call` while the server holds write commands back (CLIENT PAUSE), swallows the
+ * reply (blackhole) once `ran` sees the server carried it out, then resets the connection:
+ * ioredis reconnects and sends the same command again.
+ */
+async function replyLost<T>(call: () => Promise<T>, ran: () => Promise<boolean>): Promise<T> {
+  await admin.client('PAUSE', 200, 'WRITE');
+  const result = call();
+  result.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the command reaches the server
+  proxy.blackhole();
+  await waitFor(ran, { timeout: 2_000, interval: 5, message: 'the server ran the call' });
+  proxy.drop();
+  proxy.resume();
+  return result;
+}
+
+const owners = async (lockName: string) => admin.hgetall(key(lockName));
+const levels = async (lockName: string) => Object.values(await owners(lockName)).map(Number);
+
+function fresh(fair = false): Lock {
+  const lockName = `resend-${++n}`;
+  return fair ? locks.getFairLock(lockName) : locks.getLock(lockName);
+}
+
+it.each([false, true])('counts an acquisition once when its reply is lost and ioredis resends it (fair: %s)', async (fair) => {
+  const lock = fresh(fair);
+  expect(await replyLost(() => lock.tryLock(), async () => (await admin.exists(key(lock.name))) === 1)).toBe(true);
+  expect(await levels(lock.name)).toEqual([1]);
+  await lock.unlock();
+  // Counted twice, the hold would outlive unlock (the watchdog renewing it for good).
+  expect(await admin.exists(key(lock.name))).toBe(0);
+});
+
+it('counts a reentry once when its reply is lost', async () => {
+  const lock = fresh();
+  await locks.scope(async () => {
+    await lock.lock();
+    await replyLost(() => lock.lock(), async () => (await levels(lock.name))[0] === 2);
+    expect(await levels(lock.name)).toEqual([2]);
+    expect(await lock.getHoldCount()).toBe(2);
+    await lock.unlock();
+    await lock.unlock();
+  });
+  expect(await admin.exists(key(lock.name))).toBe(0);
+});
+
+it.each([false, true])('drops one level, not two, when a nested unlock is resent: the lock stays held (fair: %s)', async (fair) => {
+  const lock = fresh(fair);
+  await locks.scope(async () => {
+    await lock.lock();
+    await lock.lock();
+    await replyLost(() => lock.unlock(), async () => (await levels(lock.name))[0] === 1);
+    // Decremented twice, the key would be gone while the caller still holds a level.
+    expect(await levels(lock.name)).toEqual([1]);
+    expect(await lock.isHeldByCurrentScope()).toBe(true);
+    await lock.unlock();
+  });
+  expect(await admin.exists(key(lock.name))).toBe(0);
+});
+
+it.each([false, true])('completes a last unlock whose resend finds the lock already gone (fair: %s)', async (fair) => {
+  const lock = fresh(fair);
+  const lost: unknown[] = [];
+  lock.on('lost', (e) => lost.push(e));
+  await locks.scope(async () => {
+    await lock.lock();
+    await replyLost(() => lock.unlock(), async () => (await admin.exists(key(lock.name))) === 0);
+  });
+  expect(lost).toEqual([]);
+  expect(await lock.isLocked()).toBe(false);
+});
