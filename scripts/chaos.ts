@@ -5,15 +5,18 @@
  *   npm run chaos -- --minutes 5  # longer
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
- *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall --keep-logs
+ *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *
  * Starts its own redis-server (free port, 127.0.0.1, never 6379), a TcpProxy per
  * worker in front of it, and worker processes (spec/chaos/worker.ts) that take locks
  * over and over and log every critical section to a JSONL file. Meanwhile it injects
  * faults, one at a time and logged with timestamps: SIGKILL of a worker (respawned),
  * SIGSTOP/SIGCONT of a worker for longer than the lease, empty restart of Redis,
- * SCRIPT FLUSH, and a stalled connection (the worker's proxy blackholes for longer
- * than the lease, then resets its connections). At the end: leak checks (no lock keys
+ * SCRIPT FLUSH, a stalled connection (the worker's proxy blackholes for longer
+ * than the lease, then resets its connections), and dropped connections (replies
+ * lost for up to 100 ms, then a reset, three times: ioredis resends the unanswered
+ * commands, so scripts the server already ran run twice). Workers also reenter locks they hold, and log any renewal of a
+ * lock none of their sections holds (a hold that outlived its release). At the end: leak checks (no lock keys
  * left but `:fence` counters, no pub/sub channels, workers exit by themselves after
  * close), then the history is checked (spec/chaos/history.ts) and a summary printed.
  * Exit code 0 only with zero violations.
@@ -42,6 +45,7 @@ import {
   FAULT_KINDS,
   buildHolds,
   checkHistory,
+  ghostViolations,
   formatReport,
   type Fault,
   type FaultKind,
@@ -295,6 +299,23 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
         record({ kind, worker: slot.index, begin, end: Date.now() });
         return;
       }
+      case 'drop': {
+        // Replies lost for a moment, then the connections reset, three times: the
+        // server ran commands it never answered, and ioredis resends them after
+        // reconnecting, so those scripts run twice. Nothing may be counted twice.
+        const begin = Date.now();
+        for (let i = 0; i < 3; i++) {
+          for (const p of slot.proxies) p.loseReplies();
+          await sleep(rand(20, 100));
+          for (const p of slot.proxies) {
+            p.drop();
+            p.resume();
+          }
+          await sleep(rand(20, 100));
+        }
+        record({ kind, worker: slot.index, begin, end: Date.now() });
+        return;
+      }
       case 'restart': {
         // Quorum mode: one master at a time (the others keep the majority).
         // Cluster mode: one node, which loses the locks of its slots only.
@@ -440,7 +461,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const holds = buildHolds(records, faults);
   // A Cluster is one master per lock: its restarts carry the locks they lost instead.
   const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1 });
-  report.violations.push(...violations);
+  report.violations.push(...ghostViolations(records), ...violations);
   const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
     `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,

@@ -3,7 +3,7 @@
  * checker that never fails proves nothing); then one short real run against
  * worker processes while faults are injected (scripts/chaos.ts).
  */
-import { buildHolds, checkHistory, FAULT_KINDS, type Fault, type Hold, type LogRecord } from './chaos/history';
+import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, type Fault, type Hold, type LogRecord } from './chaos/history';
 import { runChaos } from '../scripts/chaos';
 
 const LEASE = 800;
@@ -128,6 +128,18 @@ describe('chaos checker on hand-made histories', () => {
     expect(kinds([unaware, next], [pause])).toContain('pausedUnaware');
   });
 
+  it('catches a hold the watchdog kept renewing after its release (a ghost)', () => {
+    const records: LogRecord[] = [
+      { type: 'acq', id: 'a', worker: 0, pid: 100, task: 0, lock: 'main', token: 1, start: 1_000 },
+      { type: 'rel', id: 'a', at: 1_050, outcome: 'released' },
+      { type: 'ghost', lock: 'main', owner: 'client-0:7', at: 1_300 },
+    ];
+    expect(ghostViolations(records).map((v) => v.kind)).toEqual(['ghost']);
+    expect(ghostViolations(records.slice(0, 2))).toEqual([]);
+    // A ghost line joins no hold: the history itself stays clean.
+    expect(check(buildHolds(records, [])).violations).toEqual([]);
+  });
+
   it('catches a late write the fenced store accepted (the successor had a lower token)', () => {
     const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_100, end: 2_600 };
     // A token that does not fence: the successor's token is lower (in the same data epoch).
@@ -141,7 +153,7 @@ describe('chaos checker on hand-made histories', () => {
 describe('a real chaos run', () => {
   jest.setTimeout(120_000);
 
-  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH and stalls', async () => {
+  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH, stalls and dropped connections', async () => {
     const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);

@@ -25,8 +25,8 @@
  *    those of SIGKILLed processes, which are cut at kill time.
  */
 
-export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall';
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall'];
+export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop';
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop'];
 
 export interface Fault {
   kind: FaultKind;
@@ -53,7 +53,9 @@ export type LogRecord =
   | { type: 'w'; id: string; at: number }
   | { type: 'lost'; id: string; at: number; reason?: string }
   | { type: 'end'; id: string; at: number }
-  | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string };
+  | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string }
+  /** The worker's watchdog renewed a lock none of its sections held (a hold outlived its release). */
+  | { type: 'ghost'; lock: string; owner: string; at: number };
 
 /** released: run() resolved; lost: it rejected with LockLostError; error: any other rejection. */
 export type Outcome = 'released' | 'lost' | 'error';
@@ -78,7 +80,7 @@ export interface Hold {
 }
 
 /** 'proxy': a worker's connection to Redis bypassed its proxy (a stall would then not cut it off). */
-export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker' | 'proxy';
+export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker' | 'proxy' | 'ghost';
 
 export interface Violation {
   kind: ViolationKind;
@@ -131,6 +133,13 @@ export interface Report {
   violations: Violation[];
 }
 
+/** Every renewal of a lock none of the worker's sections held: a hold that outlived its release. */
+export function ghostViolations(records: readonly LogRecord[]): Violation[] {
+  return records.flatMap((r) =>
+    r.type === 'ghost' ? [{ kind: 'ghost' as const, lock: r.lock, message: `at ${r.at} the watchdog renewed ${r.owner}'s hold of ${r.lock}, which no section held any more (released, yet still holding)` }] : [],
+  );
+}
+
 /** Joins log records into holds; holds of killed processes are cut at the kill. */
 export function buildHolds(records: readonly LogRecord[], faults: readonly Fault[]): Hold[] {
   const holds = new Map<string, Hold>();
@@ -141,6 +150,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
     } else pending.push(r);
   }
   for (const r of pending) {
+    if (r.type === 'ghost') continue; // see ghostViolations()
     const h = holds.get(r.id);
     if (!h) continue; // the acq line was the one in flight when its process was killed
     switch (r.type) {
@@ -382,7 +392,7 @@ function causeOf(h: Hold, faults: readonly Fault[], lease: number): Fault | unde
   let best: Fault | undefined;
   for (const f of faults) {
     if (f.kind === 'kill') continue;
-    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : f.kind === 'stall' && f.worker === h.worker);
+    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : (f.kind === 'stall' || f.kind === 'drop') && f.worker === h.worker);
     if (!mine) continue;
     if (f.begin > h.lostAt! || f.end < h.start - lease) continue;
     if (!best || f.begin > best.begin) best = f;

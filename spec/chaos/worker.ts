@@ -90,6 +90,14 @@ const connections: (Redis | Cluster)[] = config.clusterNodes ? [cluster(config.p
 const locks = new LockClient(connections.length === 1 ? connections[0]! : (connections as Redis[]), { watchdogTimeout: config.watchdogTimeout });
 locks.on('error', (e) => note(`client error: ${e.message}`));
 
+/** Sections of each lock this worker is in right now (reentries not counted). */
+const active = new Map<string, number>();
+// The watchdog renewing a lock none of our sections holds: a hold that outlived its
+// release (e.g. a resent acquisition counted twice) would block everyone for good.
+locks.on('renewed', (e) => {
+  if ((active.get(e.name) ?? 0) === 0) log({ type: 'ghost', lock: e.name, owner: e.owner, at: Date.now() });
+});
+
 /** How long to stay in a critical section: mostly short, sometimes across renewals. */
 function holdTime(): number {
   const r = Math.random();
@@ -106,6 +114,7 @@ interface Slot {
 async function section(slot: Slot, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>): Promise<void> {
   const id = `${config.worker}.${config.gen}.${task}.${++holdSeq}`;
   slot.id = id;
+  active.set(lockName, (active.get(lockName) ?? 0) + 1);
   const start = Date.now();
   log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start });
   const onAbort = () => {
@@ -118,10 +127,23 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
     // First write at once: a successor's write fences off everything its predecessor writes later.
     log({ type: 'w', id, at: Date.now() });
     const until = start + holdTime();
+    // Sometimes reenter the same lock (a nested service method): its lock and unlock
+    // must change nothing for other owners, even when a reply is lost and resent.
+    let reenter = Math.random() < 0.2;
     while (!signal.aborted && Date.now() < until) {
       await sleep(rand(1, 25));
       if (signal.aborted) break;
       log({ type: 'w', id, at: Date.now() });
+      if (reenter) {
+        reenter = false;
+        await locks
+          .getLock(lockName)
+          .run(async () => {
+            await sleep(rand(1, 20));
+            if (!signal.aborted) log({ type: 'w', id, at: Date.now() });
+          })
+          .catch(() => undefined); // a loss shows on the outer section's signal
+      }
     }
     if (inner && !signal.aborted) await inner();
   } finally {
@@ -142,6 +164,9 @@ async function hold(name: string, t: number, waitTime: number, inner?: () => Pro
   } catch (e) {
     // No id: the lock was never acquired (wait ran out, Redis unreachable).
     if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
+  } finally {
+    // Counted from the section's start until run() has released (or lost) the lock.
+    if (slot.id) active.set(name, active.get(name)! - 1);
   }
   return slot.id !== undefined;
 }

@@ -16,6 +16,7 @@ interface Pair {
 export class TcpProxy {
   private readonly pairs = new Set<Pair>();
   private stalled = false;
+  private repliesLost = false;
   private refusing = false;
   private closing: Promise<void> | undefined;
 
@@ -65,12 +66,22 @@ export class TcpProxy {
   }
 
   /**
-   * Forwards again. What was sent during the blackhole is gone, so a
+   * Forwards commands but throws the server's replies away, until resume(): the server
+   * carries out requests whose answers never arrive (a lost reply path). Follow with
+   * drop(): the client then resends what went unanswered.
+   */
+  loseReplies(): void {
+    this.repliesLost = true;
+  }
+
+  /**
+   * Forwards again (after blackhole() or loseReplies()). What was sent during the blackhole is gone, so a
    * connection that lost part of a request/reply stream is out of step
    * (replies no longer match commands): use drop() for those, or new connections.
    */
   resume(): void {
     this.stalled = false;
+    this.repliesLost = false;
     for (const pair of [...this.pairs]) {
       if (pair.halfDead) this.destroy(pair, 'close');
     }
@@ -132,7 +143,7 @@ export class TcpProxy {
 
   private forward(pair: Pair, from: net.Socket, to: net.Socket): void {
     from.on('data', (chunk: Buffer) => {
-      if (this.stalled || pair.halfDead || to.destroyed) return; // discarded, like lost packets
+      if (this.stalled || pair.halfDead || to.destroyed || (this.repliesLost && from === pair.upstream)) return; // discarded, like lost packets
       if (!to.write(chunk)) {
         from.pause();
         to.once('drain', () => from.resume());
