@@ -46,6 +46,8 @@ import {
   buildHolds,
   checkHistory,
   ghostViolations,
+  heapTrend,
+  type HeapTrend,
   formatReport,
   type Fault,
   type FaultKind,
@@ -83,6 +85,8 @@ export interface ChaosResult {
   summary: string;
   /** Client connections that CLIENT LIST showed on the servers (all must come through a worker's proxy). */
   clientsChecked: { clients: number; shardSubscribers: number };
+  /** Heap after GC of the longest-lived worker, when it lived long enough for two samples. */
+  heap: HeapTrend | undefined;
   logDir: string;
 }
 
@@ -147,7 +151,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     };
     const child = spawn(
       process.execPath,
-      ['-r', 'tsx/cjs', 'spec/chaos/worker.ts', JSON.stringify(config)],
+      ['--expose-gc', '-r', 'tsx/cjs', 'spec/chaos/worker.ts', JSON.stringify(config)],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
     );
     slot.child = child;
@@ -444,8 +448,10 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
 
   // Check the history.
   const records: LogRecord[] = [];
+  const perProcess: LogRecord[][] = [];
   let notes = 0;
   for (const file of fs.readdirSync(logDir)) {
+    const start = records.length;
     for (const line of fs.readFileSync(path.join(logDir, file), 'utf8').split('\n')) {
       if (!line) continue;
       let rec: LogRecord | { type: 'note' };
@@ -457,7 +463,9 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       if (rec.type === 'note') notes++;
       else records.push(rec);
     }
+    perProcess.push(records.slice(start));
   }
+  const heap = heapTrend(perProcess);
   const holds = buildHolds(records, faults);
   // A Cluster is one master per lock: its restarts carry the locks they lost instead.
   const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1 });
@@ -467,11 +475,14 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
+    heap
+      ? `heap after GC of the longest-lived worker, over its last ${heap.spanS} s: ${heap.firstMB} MB -> ${heap.lastMB} MB (largest ${heap.maxMB} MB)`
+      : 'heap: no worker lived long enough for two samples',
     `logs: ${report.violations.length > 0 || opts.keepLogs ? logDir : '(removed)'}`,
   ].join('\n');
   if (report.violations.length === 0 && !opts.keepLogs) fs.rmSync(logDir, { recursive: true, force: true });
   else fs.writeFileSync(path.join(logDir, 'faults.json'), JSON.stringify(faults, null, 1));
-  return { report, faults, faultsByKind, violations: report.violations, summary, logDir, clientsChecked: proxied };
+  return { report, faults, faultsByKind, violations: report.violations, summary, logDir, clientsChecked: proxied, heap };
 }
 
 /** Cluster mode: shard channels left on a node (SSUBSCRIBE lives per shard, not in PUBSUB CHANNELS). */

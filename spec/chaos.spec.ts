@@ -3,7 +3,7 @@
  * checker that never fails proves nothing); then one short real run against
  * worker processes while faults are injected (scripts/chaos.ts).
  */
-import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, type Fault, type Hold, type LogRecord } from './chaos/history';
+import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, heapTrend, type Fault, type Hold, type LogRecord } from './chaos/history';
 import { runChaos } from '../scripts/chaos';
 
 const LEASE = 800;
@@ -138,6 +138,15 @@ describe('chaos checker on hand-made histories', () => {
     expect(ghostViolations(records.slice(0, 2))).toEqual([]);
     // A ghost line joins no hold: the history itself stays clean.
     expect(check(buildHolds(records, [])).violations).toEqual([]);
+  });
+
+  it('reports the heap trend of the longest-lived worker process', () => {
+    const mem = (at: number, mb: number): LogRecord => ({ type: 'mem', at, heap: mb * 1_048_576 });
+    const shortLived = [mem(0, 50), mem(5_000, 60)];
+    const longLived = [mem(0, 30), mem(5_000, 12), mem(10_000, 12), mem(15_000, 13), mem(20_000, 14), mem(25_000, 12)];
+    // Warm-up (the first fifth of its life) is skipped; kills leave short-lived processes.
+    expect(heapTrend([shortLived, longLived])).toEqual({ spanS: 20, firstMB: 12, lastMB: 12, maxMB: 14 });
+    expect(heapTrend([[mem(0, 10)]])).toBeUndefined();
   });
 
   it('catches a late write the fenced store accepted (the successor had a lower token)', () => {

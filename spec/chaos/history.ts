@@ -55,7 +55,9 @@ export type LogRecord =
   | { type: 'end'; id: string; at: number }
   | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string }
   /** The worker's watchdog renewed a lock none of its sections held (a hold outlived its release). */
-  | { type: 'ghost'; lock: string; owner: string; at: number };
+  | { type: 'ghost'; lock: string; owner: string; at: number }
+  /** The worker's heap after a forced GC, sampled every few seconds. */
+  | { type: 'mem'; at: number; heap: number };
 
 /** released: run() resolved; lost: it rejected with LockLostError; error: any other rejection. */
 export type Outcome = 'released' | 'lost' | 'error';
@@ -140,6 +142,30 @@ export function ghostViolations(records: readonly LogRecord[]): Violation[] {
   );
 }
 
+export interface HeapTrend {
+  /** Seconds between the first and last sample used. */
+  spanS: number;
+  /** Heap after GC, MB: the first sample past warm-up (a fifth of the span), the last, the largest from then on. */
+  firstMB: number;
+  lastMB: number;
+  maxMB: number;
+}
+
+/** The heap of the longest-lived worker process over its life (one log file per process). */
+export function heapTrend(perProcess: readonly (readonly LogRecord[])[]): HeapTrend | undefined {
+  let best: { at: number; heap: number }[] = [];
+  for (const records of perProcess) {
+    const samples = records.flatMap((r) => (r.type === 'mem' ? [{ at: r.at, heap: r.heap }] : []));
+    if (samples.length > 1 && samples[samples.length - 1]!.at - samples[0]!.at > (best.length > 1 ? best[best.length - 1]!.at - best[0]!.at : 0)) best = samples;
+  }
+  if (best.length < 2) return undefined;
+  const t0 = best[0]!.at;
+  const warm = best.find((s) => s.at - t0 >= (best[best.length - 1]!.at - t0) / 5) ?? best[0]!;
+  const last = best[best.length - 1]!;
+  const mb = (b: number) => Math.round((b / 1_048_576) * 10) / 10;
+  return { spanS: Math.round((last.at - warm.at) / 1_000), firstMB: mb(warm.heap), lastMB: mb(last.heap), maxMB: mb(Math.max(...best.filter((s) => s.at >= warm.at).map((s) => s.heap))) };
+}
+
 /** Joins log records into holds; holds of killed processes are cut at the kill. */
 export function buildHolds(records: readonly LogRecord[], faults: readonly Fault[]): Hold[] {
   const holds = new Map<string, Hold>();
@@ -150,7 +176,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
     } else pending.push(r);
   }
   for (const r of pending) {
-    if (r.type === 'ghost') continue; // see ghostViolations()
+    if (r.type === 'ghost' || r.type === 'mem') continue; // see ghostViolations(), heapTrend()
     const h = holds.get(r.id);
     if (!h) continue; // the acq line was the one in flight when its process was killed
     switch (r.type) {
