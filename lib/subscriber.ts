@@ -14,7 +14,7 @@ export class Subscriber {
   private connection: Connection | undefined;
   private sharded = false;
   private readonly listeners = new Map<string, Listener>();
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new Map<string, Promise<boolean>>();
   private closed = false;
 
   constructor(private readonly source: Connection) {}
@@ -24,12 +24,20 @@ export class Subscriber {
     this.listeners.set(channel, listener);
     return this.enqueue(channel, timeout, async (c) => {
       if (this.listeners.has(channel)) await this.command(c, 'subscribe', channel);
+    }).then((ok) => {
+      // Refused or timed out: waiters fall back to the lock's TTL meanwhile, but a later
+      // try must not be left to chance (nothing else would subscribe this channel again).
+      if (!ok && !this.closed && this.listeners.get(channel) === listener) {
+        setTimeout(() => {
+          if (!this.closed && this.listeners.get(channel) === listener) void this.subscribe(channel, listener, timeout);
+        }, 100).unref();
+      }
     });
   }
 
-  unsubscribe(channel: string, timeout: number): Promise<void> {
+  async unsubscribe(channel: string, timeout: number): Promise<void> {
     this.listeners.delete(channel);
-    return this.enqueue(channel, timeout, async (c) => {
+    await this.enqueue(channel, timeout, async (c) => {
       if (!this.listeners.has(channel)) await this.command(c, 'unsubscribe', channel);
     });
   }
@@ -47,11 +55,15 @@ export class Subscriber {
     c?.disconnect();
   }
 
-  private enqueue(channel: string, timeout: number, op: (c: Connection) => Promise<void>): Promise<void> {
-    const previous = this.queues.get(channel) ?? Promise.resolve();
+  /** Runs op after the channel's earlier ops; resolves false when it failed or timed out. */
+  private enqueue(channel: string, timeout: number, op: (c: Connection) => Promise<void>): Promise<boolean> {
+    const previous = this.queues.get(channel) ?? Promise.resolve(true);
     const next = previous.then(async () => {
-      if (this.closed) return;
-      await withTimeout(op(this.open()), timeout, `pub/sub on ${channel}`).catch(() => undefined);
+      if (this.closed) return true;
+      return withTimeout(op(this.open()), timeout, `pub/sub on ${channel}`).then(
+        () => true,
+        () => false,
+      );
     });
     this.queues.set(channel, next);
     void next.then(() => {
@@ -83,7 +95,10 @@ export class Subscriber {
       c = this.source.duplicate([], canShard ? ({ shardedSubscribers: true } as object) : {});
       this.sharded = canShard;
     } else {
-      c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false });
+      // No ready check: ioredis sends SUBSCRIBE as soon as the socket connects, before its
+      // ready check's INFO, which the server then refuses in subscriber mode; the connection
+      // went 'ready' with no subscription at all (seen under CPU load, 1 run in 2).
+      c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false, enableReadyCheck: false });
     }
     const wake = (channel: string | Buffer, message: string | Buffer) => this.listeners.get(String(channel))?.(String(message));
     c.on('message', wake);

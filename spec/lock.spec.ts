@@ -171,6 +171,7 @@ describe('waiting', () => {
     const other = new LockClient(redis);
     const names = [name(), name(), name()];
     const holders = names.map((n) => other.getLock(n));
+    let waits: Promise<boolean>[] = [];
     try {
       for (const h of holders) await h.lock(20_000);
       const waitAndRelease = async (n: string) => {
@@ -179,7 +180,7 @@ describe('waiting', () => {
         if (got) await lock.unlock();
         return got;
       };
-      const waits = names.flatMap((n) => [waitAndRelease(n), waitAndRelease(n)]);
+      waits = names.flatMap((n) => [waitAndRelease(n), waitAndRelease(n)]);
       let seen = '';
       await waitFor(
         async () => {
@@ -201,6 +202,9 @@ describe('waiting', () => {
       }, { message: 'subscriptions dropped' });
       expect(await Promise.all(names.map((n) => redis.exists(key(n))))).toEqual([0, 0, 0]);
     } finally {
+      // A failure above must not leave waits to be rejected into the next spec.
+      for (const h of holders) await h.unlock().catch(() => undefined);
+      await Promise.allSettled(waits);
       await other.close();
     }
   });
@@ -248,7 +252,8 @@ describe('waiting', () => {
     }
     const [a, b] = sections;
     expect(a + b).toBeGreaterThan(100);
-    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.3);
+    // Barging starves one client (ratio near 0); a 2-core host under load gives ~0.3-0.9.
+    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.15);
   });
 
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
