@@ -28,6 +28,7 @@ export const scripts = {
   renew: new Script('renew', lua.renew),
   forceUnlock: new Script('force-unlock', lua.forceUnlock),
   fenceFloor: new Script('fence-floor', lua.fenceFloor),
+  setLevel: new Script('set-level', lua.setLevel),
   fairAcquire: new Script('fair-acquire', lua.fairAcquire),
   fairRelease: new Script('fair-release', lua.fairRelease),
   fairLeave: new Script('fair-leave', lua.fairLeave),

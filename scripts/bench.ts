@@ -277,7 +277,7 @@ async function openRaw(ports: number[]): Promise<Runner> {
       const fence = `${key}:fence`;
       const channel = `${key}:ch`;
       const owner = `raw-${process.pid}-${++ownerSeq}`;
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE, 0) as Promise<number[]>;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 2, key, fence, owner, channel, 'publish', '', 0, '', 1) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];

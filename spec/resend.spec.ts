@@ -113,3 +113,49 @@ it.each([false, true])('completes a last unlock whose resend finds the lock alre
   expect(lost).toEqual([]);
   expect(await lock.isLocked()).toBe(false);
 });
+
+it('keeps the grant of a retry by the same owner while its timed-out attempt is given back', async () => {
+  // Not a resend, but the case a "was this call applied already?" check in the script
+  // confuses with one: the same owner's second attempt reaches Redis before the give-back
+  // of its first (which timed out, then was granted late).
+  const direct = new Redis(server.port, '127.0.0.1');
+  const client = new LockClient(direct, { watchdogTimeout: 2_000, commandTimeout: 200 });
+  try {
+    await client.getLock('warm-up').run(async () => undefined);
+    const lock = client.getLock(`resend-${++n}`);
+    await client.scope(async () => {
+      await admin.client('PAUSE', 300, 'WRITE');
+      await expect(lock.tryLock()).rejects.toThrow(/no reply within 200 ms/);
+      expect(await lock.tryLock()).toBe(true); // sent before the pause ends: granted after the first
+      // The first attempt's late grant has been given back by now: one level must remain, ours.
+      await waitFor(async () => (await admin.hgetall(key(lock.name))) !== null, { timeout: 1_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await levels(lock.name)).toEqual([1]);
+      expect(await lock.isHeldByCurrentScope()).toBe(true);
+      await lock.unlock();
+    });
+    expect(await admin.exists(key(lock.name))).toBe(0);
+  } finally {
+    await client.close();
+    direct.disconnect();
+  }
+});
+
+it('takes back a hand-off to a local waiter when the releasing call is resent and finds it done', async () => {
+  const lock = fresh();
+  let first = '';
+  const waiterHolds = locks.scope(async () => {
+    await lock.lock();
+    first = Object.keys(await owners(lock.name))[0]!;
+    const waiter = locks.scope(async () => {
+      await lock.lock(); // queued: gets the lock handed over in the release script
+      await lock.unlock();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await replyLost(() => lock.unlock(), async () => !(first in (await owners(lock.name))));
+    await waiter;
+  });
+  await waiterHolds;
+  // Kept as the waiter's unknown second level, the hand-off would outlive its unlock.
+  expect(await admin.exists(key(lock.name))).toBe(0);
+});

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Connection } from '../connection.js';
 import { isCluster } from '../connection.js';
 import { scripts } from '../scripts.js';
@@ -40,10 +41,14 @@ export class Master implements Backend {
     this.epoch += 1;
   };
 
+  /** A Cluster's node connections close on their own: the Cluster object says nothing. */
+  private readonly onNode = (node: Redis) => node.on('close', this.onClose);
+
   /**
-   * Counts the connection's closes. A reply to a command sent in an earlier epoch may
-   * come from another server process: ioredis resends unfulfilled commands after it
-   * reconnects (autoResendUnfulfilledCommands), to a master that may have restarted empty.
+   * Counts the connection's closes (a Cluster's: any node connection's). A reply to a
+   * command sent in an earlier epoch may come from a second run of it: ioredis resends
+   * unfulfilled commands after it reconnects (autoResendUnfulfilledCommands; a Cluster
+   * retries them on another connection), to a master that may have restarted empty.
    */
   epoch = 0;
 
@@ -54,6 +59,10 @@ export class Master implements Backend {
     this.wasReady = connection.status === 'ready';
     connection.on('ready', this.onReady);
     connection.on('close', this.onClose);
+    if (isCluster(connection)) {
+      for (const node of connection.nodes('all')) this.onNode(node);
+      connection.on('+node', this.onNode);
+    }
   }
 
   /**
@@ -83,18 +92,46 @@ export class Master implements Backend {
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease, held]) as Promise<number[]>;
+    const epoch = this.epoch;
+    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
     return withTimeout(call, timeout, 'acquire', k.name).then(
-      (reply): AcquireResult => {
+      async (reply): Promise<AcquireResult> => {
         this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-        if (reply[0] === 1) return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
-        return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+        if (reply[0] !== 1) return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+        if (this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
+        return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
       },
-      (error: unknown) => {
+      async (error: unknown) => {
         if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
+        // Failed with its connection, possibly after the server granted it: give a new
+        // hold back, or a retry by the same owner would reenter a level nobody unlocks.
+        else if (held === 0 && this.epoch !== epoch) await this.release(k, owner, undefined, timeout, 1).catch(() => undefined);
         throw error;
       },
     );
+  }
+
+  /**
+   * A grant that crossed a reconnect may have been carried out twice (ioredis resends
+   * what went unanswered), leaving a level nobody will unlock: the lock would outlive
+   * its last unlock, renewed for good. Set the level to what the client holds. Not done
+   * in the script by comparing levels: a retry by the same owner while its previous
+   * attempt's grant is being given back looks just like a resend there.
+   */
+  private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<void> {
+    // The connection may break again meanwhile (a Cluster rejects rather than resends
+    // then): the call is idempotent, so try until it is answered or time runs out.
+    const until = now() + timeout;
+    for (;;) {
+      const left = until - now();
+      if (left <= 0) return;
+      const done = await withTimeout(scripts.setLevel.run(this.connection, [k.key], [owner, level]), left, 'acquire', k.name).then(
+        () => true,
+        () => false,
+      );
+      if (done) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   /** An acquisition we gave up on may still be carried out by the server: take back what it granted. */
@@ -112,8 +149,19 @@ export class Master implements Backend {
     const epoch = this.epoch;
     const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]);
     return withTimeout(call as Promise<number[]>, timeout, 'release', k.name).then(
-      (reply) => this.releaseResult(this.resentRelease(reply, epoch, held), sentAt, next),
-      (error: unknown) => {
+      async (reply) => {
+        const resent = this.resentRelease(reply, epoch, held);
+        // Its first run may have handed the lock to `next`, whom the client will now
+        // treat as still waiting: take that hand-off back, or next's retry would
+        // reenter a hold it never learns of, and the lock would outlive its unlock.
+        if (resent !== reply && next) await this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
+        return this.releaseResult(resent, sentAt, next);
+      },
+      async (error: unknown) => {
+        // The call failed with its connection (a Cluster gives up rather than resending),
+        // possibly after the server ran it: take back a hand-off it may have made before
+        // the waiter it named retries on its own (it would reenter an unknown level).
+        if (!(error instanceof CommandTimeoutError) && next) await this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
         // A hand-off we gave up on may still happen: the waiter it named has moved on.
         if (error instanceof CommandTimeoutError && next) {
           (call as Promise<number[]>).then(
@@ -222,7 +270,8 @@ export class Master implements Backend {
 
   async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult & { head?: boolean }> {
     const sentAt = now();
-    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, held]) as Promise<number[]>;
+    const epoch = this.epoch;
+    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]) as Promise<number[]>;
     let reply: number[];
     try {
       reply = await withTimeout(call, timeout, 'acquire', k.name);
@@ -235,8 +284,9 @@ export class Master implements Backend {
       }
       throw error;
     }
-    if (reply[0] === 1) return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
-    return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
+    if (reply[0] !== 1) return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
+    if (this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
+    return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
   }
 
   async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
@@ -258,6 +308,10 @@ export class Master implements Backend {
   async close(): Promise<void> {
     this.connection.off('ready', this.onReady);
     this.connection.off('close', this.onClose);
+    if (isCluster(this.connection)) {
+      this.connection.off('+node', this.onNode);
+      for (const node of this.connection.nodes('all')) node.off('close', this.onClose);
+    }
     this.restarts?.close();
     await this.subscriber.close();
   }

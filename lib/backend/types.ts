@@ -43,9 +43,11 @@ export interface NextOwner {
  * One master or an ioredis Cluster (Master), or N independent masters (Quorum): the same calls.
  *
  * `held` is how many levels this client knows the owner holds before the call (0 for a
- * new hold; 1 for a last release). The scripts use it to apply a call only once: ioredis
- * resends commands whose reply a broken connection lost, and a reentry or a release
- * counted twice would keep a lock held after the last unlock, or free it too early.
+ * new hold; 1 for a last release). ioredis resends commands whose reply a broken
+ * connection lost, and a reentry or a release counted twice would keep a lock held after
+ * the last unlock, or free it too early: release scripts apply a level only when Redis
+ * has as many as the client knows, and a grant that crossed a reconnect has its level
+ * set to held + 1 afterwards (see Master.settleLevel).
  */
 export interface Backend {
   /** How many independent masters vote (1 for a single master or a Cluster). */

@@ -3,8 +3,7 @@
 -- deadlines (sorted set owner -> ms, by the server's clock).
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] waiter heartbeat lease ms,
 -- ARGV[4] '1' to join (or stay in) the queue when not granted, '0' for one attempt,
--- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish',
--- ARGV[7] levels the client knows the owner holds (0 for a new hold).
+-- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish'.
 -- Returns {1, token, reentered} when held, {0, pttl, isHead} otherwise.
 local lock, fence, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -20,12 +19,7 @@ for _, dead in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
   redis.call('zrem', deadlines, dead)
 end
 
-local held = tonumber(redis.call('hget', lock, owner) or '0')
-if held > tonumber(ARGV[7]) then
-  -- This very call ran already; its reply was lost and ioredis resent it (see acquire.lua).
-  return {1, tonumber(redis.call('get', fence) or '0'), 1}
-end
-if held > 0 then
+if redis.call('hexists', lock, owner) == 1 then
   redis.call('hincrby', lock, owner, 1)
   if redis.call('pttl', lock) < lease then redis.call('pexpire', lock, lease) end
   return {1, tonumber(redis.call('get', fence) or '0'), 1}
