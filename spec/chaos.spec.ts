@@ -149,6 +149,20 @@ describe('chaos checker on hand-made histories', () => {
     expect(heapTrend([[mem(0, 10)]])).toBeUndefined();
   });
 
+  it('dates a section that began as its process resumed, already lost, to the pause: granted before it', () => {
+    // b was granted token 5 just before a 1.3 s SIGSTOP; its lease ran out, a took the lock
+    // with token 6; on SIGCONT b's section begins, told at once that the lock is lost.
+    const pause: Fault = { kind: 'pause', worker: 1, pid: 101, begin: 1_000, end: 2_300 };
+    const a = hold({ token: 6, start: 1_900, end: 2_500, writes: [1_900, 2_310] });
+    const b = hold({ token: 5, start: 2_305, end: 2_320, worker: 1, pid: 101, lostAt: 2_305, outcome: 'lost', writes: [2_305] });
+    const r = check([a, b], [pause]);
+    expect(r.violations).toEqual([]);
+    expect(r.startsMovedToPause).toBe(1);
+    expect(r.writes.rejectedLate).toBe(1);
+    // Not told of the loss as it began: no such excuse (overlap, token order, fencing).
+    expect(kinds([a, { ...b, lostAt: 2_400 }], [pause])).toEqual(expect.arrayContaining(['overlap', 'token']));
+  });
+
   it('catches a late write the fenced store accepted (the successor had a lower token)', () => {
     const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_100, end: 2_600 };
     // A token that does not fence: the successor's token is lower (in the same data epoch).

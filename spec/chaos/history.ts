@@ -106,6 +106,8 @@ export interface CheckOptions {
 }
 
 export interface Report {
+  /** Holds whose section began right after their process resumed: dated to the pause's start (see grantedBeforePause). */
+  startsMovedToPause: number;
   sectionsChecked: number;
   byLock: Record<string, number>;
   outcomes: Record<string, number>;
@@ -247,6 +249,22 @@ function lossBetween(from: number, to: number, lossTimes: readonly number[], sla
   return lossTimes.some((t) => t > from - slack && t <= to);
 }
 
+/**
+ * A section logged right after its process resumed from a pause longer than the lease
+ * was granted before or during the pause (a stopped process acts on nothing): its
+ * logged start is late by up to the pause, and another holder may have come in
+ * meanwhile with a higher token. If it is told of its loss as it begins, it is dated
+ * to the pause's start and checked as what it is: a paused holder, which must learn of
+ * its loss and whose writes must be fenced.
+ */
+function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, slack: number): Hold {
+  const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.end <= h.start + slack && f.end >= h.start - slack);
+  // Only a grant that lapsed during the pause: it is reported lost the moment the
+  // section begins (a grant made after the resume is not, and keeps its logged start).
+  const lapsed = h.lostAt !== undefined && h.lostAt <= h.start + slack;
+  return pause && lapsed && pause.begin < h.start ? { ...h, start: pause.begin } : h;
+}
+
 /** A pause of the hold's process, longer than the lease, that began before `before`. */
 function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
   return faults.find(
@@ -254,12 +272,14 @@ function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: numbe
   );
 }
 
-export function checkHistory(holds: readonly Hold[], faults: readonly Fault[], opts: CheckOptions): Report {
+export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], opts: CheckOptions): Report {
   const { lease } = opts;
   const slack = opts.slack ?? 50;
+  const holds = logged.map((h) => grantedBeforePause(h, faults, lease, slack));
   const violations: Violation[] = [];
   const quorumNeeded = opts.masters && opts.masters > 1 ? opts.masters - (Math.floor(opts.masters / 2) + 1) + 1 : 1;
   const report: Report = {
+    startsMovedToPause: holds.filter((h, i) => h !== logged[i]).length,
     sectionsChecked: 0,
     byLock: {},
     outcomes: {},
@@ -448,7 +468,7 @@ export function formatReport(r: Report, faults: readonly Fault[]): string {
     `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     ...clusterRestarts(faults),
     `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}`,
-    `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}`,
+    `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}; sections dated back to their process's pause: ${r.startsMovedToPause}`,
     `fenced writes: ${r.writes.total}, accepted ${r.writes.accepted}, late writes rejected ${r.writes.rejectedLate}, late accepted after data loss ${r.writes.acceptedLateAfterDataLoss}, rejected after a fence reset ${r.writes.rejectedSpurious}`,
     `lost holds: ${r.lostHolds} (explained by a fault ${r.detection.explained}, unexplained ${r.detection.unexplained}); longest detection delay: ${r.detection.maxDelayMs} ms${r.detection.maxDelayFault ? ` (${r.detection.maxDelayFault}, ${r.detection.maxDelayHold})` : ''}`,
     `  by fault: ${Object.entries(r.detection.byKind).map(([k, v]) => `${k} ${v} ms`).join(', ') || 'none'}; after SIGCONT of a paused holder: ${r.detection.maxAfterResumeMs} ms`,
