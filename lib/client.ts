@@ -320,16 +320,13 @@ export class LockClient extends EventEmitter<ClientEvents> {
         throw hold.lost ?? new LockNotHeldError(keys.name);
       }
       case 'decremented': {
-        // Redis counted more levels than we did (a late reentry not yet undone): keep holding.
+        // Redis counts levels nobody here holds (a hand-off that timed out and a retry
+        // of its waiter, a grant not yet given back): this unlock ends the hold all the
+        // same. Kept and renewed, those levels would hold the lock for good (Cluster
+        // chaos saw it); dropped, the lock is free at once.
         if (next) next.claimed = false;
-        hold.releasing = false;
-        this.holds.remove(hold);
-        if (!this.holdOf(keys.key, owner)?.live) {
-          hold.count = result.count;
-          this.holds.add(hold);
-          this.watchdog.track(hold);
-        }
-        queue?.wake();
+        this.finishRelease(hold);
+        void this.dropLevels(keys, owner, result.count, timeout, hold.fair);
         return;
       }
       case 'released':
@@ -349,6 +346,18 @@ export class LockClient extends EventEmitter<ClientEvents> {
         else next.resolve(this.register(keys, next.owner, next.lease, next.watchdog, granted, next.start));
         return;
       }
+    }
+  }
+
+  /** Gives back levels of owner that Redis still counts after its last unlock. */
+  private async dropLevels(keys: LockKeys, owner: string, count: number, timeout: number, fair: boolean): Promise<void> {
+    try {
+      for (let held = count; held > 0; held--) {
+        const r = await (fair ? this.backend.fairRelease(keys, owner, timeout, held) : this.backend.release(keys, owner, undefined, timeout, held));
+        if (r.kind !== 'decremented') return;
+      }
+    } catch (error) {
+      this.emit('error', new LockError(`could not drop the leftover levels of '${keys.name}'; they expire with the lease`, { cause: error, lockName: keys.name }));
     }
   }
 
