@@ -50,7 +50,8 @@ async function replyLost<T>(call: () => Promise<T>, ran: () => Promise<boolean>)
   await admin.client('PAUSE', 200, 'WRITE');
   const result = call();
   result.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, 50)); // the command reaches the server
+  // The command has reached the server once it waits there behind the pause.
+  await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the call held back by the pause' });
   proxy.blackhole();
   await waitFor(ran, { timeout: 2_000, interval: 5, message: 'the server ran the call' });
   proxy.drop();
@@ -123,13 +124,15 @@ it('keeps the grant of a retry by the same owner while its timed-out attempt is 
   try {
     await client.getLock('warm-up').run(async () => undefined);
     const lock = client.getLock(`resend-${++n}`);
+    const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    const before = await evalshaCalls();
     await client.scope(async () => {
       await admin.client('PAUSE', 300, 'WRITE');
       await expect(lock.tryLock()).rejects.toThrow(/no reply within 200 ms/);
       expect(await lock.tryLock()).toBe(true); // sent before the pause ends: granted after the first
-      // The first attempt's late grant has been given back by now: one level must remain, ours.
-      await waitFor(async () => (await admin.hgetall(key(lock.name))) !== null, { timeout: 1_000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Once the first attempt's late grant has been given back (a third script call after
+      // the two acquires), one level must remain, ours.
+      await waitFor(async () => (await evalshaCalls()) >= before + 3, { timeout: 1_000, interval: 5, message: 'the give-back' });
       expect(await levels(lock.name)).toEqual([1]);
       expect(await lock.isHeldByCurrentScope()).toBe(true);
       await lock.unlock();
@@ -151,7 +154,7 @@ it('takes back a hand-off to a local waiter when the releasing call is resent an
       await lock.lock(); // queued: gets the lock handed over in the release script
       await lock.unlock();
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(async () => Number((await admin.pubsub('NUMSUB', `${key(lock.name)}:ch`))[1]) === 1, { timeout: 1_000, interval: 5, message: 'the waiter queued' });
     await replyLost(() => lock.unlock(), async () => !(first in (await owners(lock.name))));
     await waiter;
   });

@@ -147,31 +147,34 @@ export class Master implements Backend {
   release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
     const epoch = this.epoch;
-    const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]);
-    return withTimeout(call as Promise<number[]>, timeout, 'release', k.name).then(
+    const call = scripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]) as Promise<number[]>;
+    return withTimeout(call, timeout, 'release', k.name).then(
       async (reply) => {
         const resent = this.resentRelease(reply, epoch, held);
-        // Its first run may have handed the lock to `next`, whom the client will now
-        // treat as still waiting: take that hand-off back, or next's retry would
-        // reenter a hold it never learns of, and the lock would outlive its unlock.
-        if (resent !== reply && next) await this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
+        // Its first run may have handed the lock to `next`, whom the client now treats
+        // as still waiting.
+        if (resent !== reply && next) await this.takeBack(k, next, timeout);
         return this.releaseResult(resent, sentAt, next);
       },
       async (error: unknown) => {
-        // The call failed with its connection (a Cluster gives up rather than resending),
-        // possibly after the server ran it: take back a hand-off it may have made before
-        // the waiter it named retries on its own (it would reenter an unknown level).
-        if (!(error instanceof CommandTimeoutError) && next) await this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
-        // A hand-off we gave up on may still happen: the waiter it named has moved on.
-        if (error instanceof CommandTimeoutError && next) {
-          (call as Promise<number[]>).then(
-            (reply) => void (reply[0] === 3 && this.release(k, next.owner, undefined, 5_000, 1).catch(() => undefined)),
-            () => undefined,
-          );
+        if (next) {
+          // Timed out: the hand-off may still happen, and the waiter it named has moved on.
+          if (error instanceof CommandTimeoutError) void call.then((reply) => reply[0] === 3 && this.takeBack(k, next, 5_000), () => undefined);
+          // Failed with its connection (a Cluster gives up rather than resending), maybe
+          // after the server ran it: taken back before the waiter retries on its own.
+          else await this.takeBack(k, next, timeout);
         }
         throw error;
       },
     );
+  }
+
+  /**
+   * Gives back a hand-off a release may have made to `next` without the client knowing:
+   * next's own retry would reenter it as a level nobody unlocks (the lock outliving its unlock).
+   */
+  private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
+    return this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
   }
 
   /**
