@@ -97,7 +97,7 @@ export class Quorum implements Backend {
     return new Promise<AcquireResult>((resolve, reject) => {
       const votes: (Vote | undefined)[] = new Array(this.size);
       const counters: (number | undefined)[] = new Array(this.size);
-      let decided: 'granted' | 'failed' | undefined;
+      let decided: 'granting' | 'granted' | 'failed' | undefined;
       let granted = 0;
       let held = 0;
       let errors = 0;
@@ -115,8 +115,37 @@ export class Quorum implements Backend {
         if (errors > this.size - this.quorum) reject(new QuorumError(k.name, 'acquire', this.quorum, all));
         else resolve({ granted: false, pttl: Math.min(1_000, ...all.flatMap((v) => (v.outcome === 'held' ? [v.pttl] : []))) });
       };
+      let answered = 0;
+      let graceTimer: NodeJS.Timeout | undefined;
+      const grant = () => {
+        if (decided !== 'granting') return;
+        clearTimeout(graceTimer);
+        decided = 'granted';
+        this.givenBack.get(k.channel)?.clear();
+        const validity = lease - (now() - start) - this.drift(lease);
+        if (validity <= 0) {
+          errors = 0;
+          return fail();
+        }
+        // Above every token a master that answered has minted: a master still holding
+        // a stale grant may be ahead of the (possibly restarted) granting ones.
+        finalToken = Math.max(
+          ...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])),
+          ...votes.flatMap((v, i) => (v?.outcome === 'held' && counters[i] !== undefined ? [counters[i]! + 1] : [])),
+        );
+        this.raiseFloors(k, counters, finalToken, timeout).then(
+          () => resolve({ granted: true, token: finalToken, validUntil: start + lease - this.drift(lease) }),
+          () => {
+            // Fewer than a majority is known to be at >= the token: handing it out
+            // could let a later majority mint a smaller one.
+            errors = this.size;
+            fail();
+          },
+        );
+      };
       replies.forEach((p, i) =>
         p.then((reply) => {
+          answered += 1;
           if (reply.ok && reply.value.granted) {
             votes[i] = { master: i, outcome: 'granted', token: reply.value.token };
             counters[i] = reply.value.token;
@@ -142,29 +171,18 @@ export class Quorum implements Backend {
             if (counters[i] !== undefined && counters[i]! < finalToken) this.masters[i].fenceFloor(k, finalToken, timeout).catch(() => undefined);
             return;
           }
+          if (decided === 'granting') {
+            if (answered === this.size) grant();
+            return;
+          }
           if (granted >= this.quorum) {
-            decided = 'granted';
-            this.givenBack.get(k.channel)?.clear();
-            const validity = lease - (now() - start) - this.drift(lease);
-            if (validity <= 0) {
-              errors = 0;
-              return fail();
-            }
-            // Above every token a master that answered has minted: a master still holding
-            // a stale grant may be ahead of the (possibly restarted) granting ones.
-            finalToken = Math.max(
-              ...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])),
-              ...votes.flatMap((v, i) => (v?.outcome === 'held' && counters[i] !== undefined ? [counters[i]! + 1] : [])),
-            );
-            this.raiseFloors(k, counters, finalToken, timeout).then(
-              () => resolve({ granted: true, token: finalToken, validUntil: start + lease - this.drift(lease) }),
-              () => {
-                // Fewer than a majority is known to be at >= the token: handing it out
-                // could let a later majority mint a smaller one.
-                errors = this.size;
-                fail();
-              },
-            );
+            // The token must exceed every counter a master still holding a stale grant
+            // reports, and those replies may trail the granting majority (restarted
+            // masters answer after NOSCRIPT and a second round trip): give the others a
+            // moment, as long as the majority took, before choosing the token.
+            decided = 'granting';
+            if (answered === this.size) return grant();
+            graceTimer = setTimeout(grant, Math.max(2, Math.min(now() - start, lease / 10)));
           } else if (held + errors > this.size - this.quorum) {
             fail();
           }
