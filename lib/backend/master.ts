@@ -90,25 +90,46 @@ export class Master implements Backend {
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
+  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
+    const reply = await this.grantCall(k, owner, held, timeout, false, () => scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]));
+    this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+    if (reply[0] !== 1) return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
+    return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
+  }
+
+  /**
+   * Runs an acquire script (plain or fair) so that it counts once whatever the
+   * connection does: a grant that crossed a reconnect has its level settled; a call
+   * that timed out has a late grant given back; a call that failed with its connection,
+   * maybe after the server ran it, is given back (a new hold) or set back (a reentry),
+   * or a retry by the same owner would reenter a level nobody unlocks.
+   */
+  private async grantCall(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, run: () => Promise<unknown>): Promise<number[]> {
     const epoch = this.epoch;
-    const call = scripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]) as Promise<number[]>;
-    return withTimeout(call, timeout, 'acquire', k.name).then(
-      async (reply): Promise<AcquireResult> => {
-        this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-        if (reply[0] !== 1) return { granted: false, pttl: Number(reply[1]), counter: Number(reply[2] ?? 0) };
-        if (this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
-        return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
-      },
-      async (error: unknown) => {
-        if (error instanceof CommandTimeoutError) this.undoLateGrant(call, k, owner);
-        // Failed with its connection, possibly after the server granted it: give a new
-        // hold back, or a retry by the same owner would reenter a level nobody unlocks.
-        else if (held === 0 && this.epoch !== epoch) await this.release(k, owner, undefined, timeout, 1).catch(() => undefined);
-        throw error;
-      },
-    );
+    const call = run() as Promise<number[]>;
+    let reply: number[];
+    try {
+      reply = await withTimeout(call, timeout, 'acquire', k.name);
+    } catch (error) {
+      if (error instanceof CommandTimeoutError) {
+        call.then(
+          (late) => void (late[0] === 1 && this.giveBack(k, owner, fair, 5_000)),
+          () => undefined,
+        );
+      } else if (this.epoch !== epoch) {
+        if (held === 0) await this.giveBack(k, owner, fair, timeout);
+        else await this.settleLevel(k, owner, held, timeout);
+      }
+      throw error;
+    }
+    if (reply[0] === 1 && this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
+    return reply;
+  }
+
+  /** Drops one level of owner's, best effort: a grant nobody will use. */
+  private giveBack(k: LockKeys, owner: string, fair: boolean, timeout: number): Promise<unknown> {
+    return (fair ? this.fairRelease(k, owner, timeout, 1) : this.release(k, owner, undefined, timeout, 1)).catch(() => undefined);
   }
 
   /**
@@ -132,16 +153,6 @@ export class Master implements Backend {
       if (done) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-  }
-
-  /** An acquisition we gave up on may still be carried out by the server: take back what it granted. */
-  undoLateGrant(call: Promise<number[]>, k: LockKeys, owner: string): void {
-    call.then(
-      (reply) => {
-        if (reply[0] === 1) this.release(k, owner, undefined, 5_000, 1).catch(() => undefined);
-      },
-      () => undefined,
-    );
   }
 
   release(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
@@ -174,7 +185,7 @@ export class Master implements Backend {
    * next's own retry would reenter it as a level nobody unlocks (the lock outliving its unlock).
    */
   private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
-    return this.release(k, next.owner, undefined, timeout, 1).catch(() => undefined);
+    return this.giveBack(k, next.owner, false, timeout);
   }
 
   /**
@@ -273,22 +284,10 @@ export class Master implements Backend {
 
   async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult & { head?: boolean }> {
     const sentAt = now();
-    const epoch = this.epoch;
-    const call = scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]) as Promise<number[]>;
-    let reply: number[];
-    try {
-      reply = await withTimeout(call, timeout, 'acquire', k.name);
-    } catch (error) {
-      if (error instanceof CommandTimeoutError) {
-        call.then(
-          (r) => void (r[0] === 1 && this.fairRelease(k, owner, 5_000, 1).catch(() => undefined)),
-          () => undefined,
-        );
-      }
-      throw error;
-    }
+    const reply = await this.grantCall(k, owner, held, timeout, true, () =>
+      scripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]),
+    );
     if (reply[0] !== 1) return { granted: false, pttl: Number(reply[1]), head: reply[2] === 1 };
-    if (this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
     return { granted: true, token: Number(reply[1]), validUntil: sentAt + lease - safety(lease) };
   }
 
