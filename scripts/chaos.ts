@@ -6,6 +6,9 @@
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
+ *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
+ *     acquired/released/lost events by owner, which owner each section is, and why a
+ *     nested run() failed: enough to follow a violation back to the call that caused it
  *
  * Starts its own redis-server (free port, 127.0.0.1, never 6379), a TcpProxy per
  * worker in front of it, and worker processes (spec/chaos/worker.ts) that take locks

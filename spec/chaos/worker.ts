@@ -89,6 +89,17 @@ function cluster(proxies: number[], nodes: number[]): Cluster {
 const connections: (Redis | Cluster)[] = config.clusterNodes ? [cluster(config.ports, config.clusterNodes)] : masters(config.ports);
 const locks = new LockClient(connections.length === 1 ? connections[0]! : (connections as Redis[]), { watchdogTimeout: config.watchdogTimeout });
 locks.on('error', (e) => note(`client error: ${e.message}`));
+// Debugging aid: every hold's life in the log, by owner.
+const trace = process.env.HOLDFAST_CHAOS_TRACE === '1';
+let lastAcquired = '';
+if (trace) {
+  locks.on('acquired', (e) => {
+    lastAcquired = e.owner;
+    note(`trace acquired ${e.name} ${e.owner} token ${e.token}`);
+  });
+  locks.on('released', (e) => note(`trace released ${e.name} ${e.owner}`));
+  locks.on('lost', (e) => note(`trace lost ${e.name} ${e.owner} ${e.reason}`));
+}
 
 /** Sections of each lock this worker is in right now (reentries not counted). */
 const active = new Map<string, number>();
@@ -117,6 +128,7 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
   active.set(lockName, (active.get(lockName) ?? 0) + 1);
   const start = Date.now();
   log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start });
+  if (trace) note(`trace section ${id} ${lockName} owner ${lastAcquired}`);
   const onAbort = () => {
     const reason = signal.reason instanceof LockLostError ? signal.reason.reason : String(signal.reason);
     log({ type: 'lost', id, at: Date.now(), reason });
@@ -142,7 +154,7 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
             await sleep(rand(1, 20));
             if (!signal.aborted) log({ type: 'w', id, at: Date.now() });
           })
-          .catch(() => undefined); // a loss shows on the outer section's signal
+          .catch((e: Error) => void (trace && note(`trace inner ${id} ${lockName}: ${e.message}`))); // a loss shows on the outer section's signal
       }
     }
     if (inner && !signal.aborted) await inner();
