@@ -229,7 +229,8 @@ describe('waiting', () => {
   it('lets another client in between the busy loop of one that re-locks at once (no barging)', async () => {
     const other = new LockClient(redis);
     const lockName = name();
-    const sections = [0, 0];
+    /** Which client had each critical section, in order. */
+    const turns: number[] = [];
     const until = performance.now() + 1_000;
     try {
       await Promise.all(
@@ -240,7 +241,7 @@ describe('waiting', () => {
               const lock = client.getLock(lockName);
               while (performance.now() < until) {
                 await lock.lock();
-                sections[i] += 1;
+                turns.push(i);
                 await lock.unlock();
               }
             }),
@@ -250,10 +251,17 @@ describe('waiting', () => {
     } finally {
       await other.close();
     }
-    const [a, b] = sections;
+    const a = turns.filter((t) => t === 0).length;
+    const b = turns.length - a;
+    const switches = turns.filter((t, j) => j > 0 && t !== turns[j - 1]).length;
     expect(a + b).toBeGreaterThan(100);
-    // Barging starves one client (ratio near 0); a 2-core host under load gives ~0.3-0.9.
-    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.15);
+    // Barging starves the other client: with local hand-offs uncapped, 1 switch and 2 of
+    // ~9,000 sections. Capped, idle: 400-500 switches, shares 0.16-0.19 (the yield window
+    // after a release adds to that share, but only as load allows: 0.09 was seen with two
+    // test runs on 2 cores; the bench's procs4 max/min measures it). What a user relies
+    // on is that the other client keeps getting turns.
+    expect(switches).toBeGreaterThanOrEqual(20);
+    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.02);
   });
 
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
