@@ -114,11 +114,11 @@ it('runs a fair lock in one slot: queue, deadlines and channel beside the key', 
   const waiters: Promise<void>[] = [];
   for (let i = 0; i < 3; i++) {
     const other = client();
-    waiters.push(
-      other
-        .getFairLock(lockName)
-        .run(async () => void order.push(i), { waitTime: 5_000 }),
-    );
+    const waiter = other.getFairLock(lockName).run(async () => void order.push(i), { waitTime: 5_000 });
+    // Should a step below fail first, afterEach closes the clients and rejects this
+    // wait: handled here, it does not pile unhandled rejections onto that failure.
+    waiter.catch(() => undefined);
+    waiters.push(waiter);
     await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === i + 1);
   }
   await holder.unlock();
