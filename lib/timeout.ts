@@ -24,11 +24,21 @@ interface Pending {
 const pending = new Set<Pending>();
 const RESOLUTION = 5;
 let sweeper: NodeJS.Timeout | undefined;
+let lastSweep = 0;
 
+/**
+ * Rejects a call only if it was already overdue at the sweep before this one. After the
+ * event loop was blocked (CPU-bound work, a long GC pause), Node runs timers before it
+ * reads sockets: a reply that came in during the block would lose to its own bound,
+ * failing a call Redis carried out (an unlock reported failed, its lock left to expire).
+ * Between two sweeps the loop has read the sockets once. Costs one RESOLUTION per timeout.
+ */
 function sweep(): void {
   const now = performance.now();
+  const previous = lastSweep;
+  lastSweep = now;
   for (const p of pending) {
-    if (p.at <= now) {
+    if (p.at <= previous) {
       pending.delete(p);
       p.reject(new CommandTimeoutError(p.what, p.ms, p.name));
     }
@@ -50,7 +60,10 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, lo
   return new Promise<T>((resolve, reject) => {
     const entry: Pending = { at: performance.now() + ms, ms, what, name: lockName, reject };
     pending.add(entry);
-    sweeper ??= setInterval(sweep, RESOLUTION).unref();
+    if (!sweeper) {
+      lastSweep = performance.now();
+      sweeper = setInterval(sweep, RESOLUTION).unref();
+    }
     promise.then(
       (value) => {
         pending.delete(entry);

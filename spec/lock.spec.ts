@@ -464,3 +464,29 @@ describe('close', () => {
     }
   });
 });
+
+describe('a blocked event loop', () => {
+  /** Keeps the event loop busy: CPU-bound work or a long GC pause in a user's process. */
+  const block = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  // The reply arrives while the loop is blocked past commandTimeout. After the block,
+  // Node runs timers before it reads sockets: a bound checked first would fail an unlock
+  // Redis carried out, and the caller would see a failure where nothing failed.
+  it.each([false, true])('does not fail a call whose reply came in during the block (fair: %s)', async (fair) => {
+    const quick = new LockClient(redis, { commandTimeout: 100 });
+    try {
+      const lockName = name();
+      const lock = fair ? quick.getFairLock(lockName) : quick.getLock(lockName);
+      await lock.lock();
+      const unlocked = lock.unlock(); // sent at once: no round trip comes before the script
+      await new Promise<void>((resolve) => setImmediate(() => resolve(block(300))));
+      await unlocked;
+      expect(await redis.exists(key(lockName))).toBe(0);
+    } finally {
+      await quick.close();
+    }
+  });
+});
