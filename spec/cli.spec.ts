@@ -256,10 +256,16 @@ describe('exec', () => {
   it('two concurrent execs never overlap; the later one waits for the earlier', async () => {
     const lockName = name();
     const file = path.join(tmp, `${lockName}.log`);
-    // Each command appends "start X" and "end X" 300 ms apart. Without the lock the
-    // three would interleave (they start within a few ms of each other).
+    // Each command appends "start X" and "end X" 300 ms apart. The spec holds the lock
+    // until all three wait for it, so they contend however slowly each process starts
+    // (under load they once started too far apart to meet); without the lock they would
+    // interleave.
     const body = 'echo "start $1" >> "$2"; sleep 0.3; echo "end $1" >> "$2"';
+    const gate = client().getLock(lockName);
+    await gate.lock();
     const clis = ['a', 'b', 'c'].map((id) => holdfast(['exec', lockName, '-v', '--', 'sh', '-c', body, 'sh', id, file]));
+    await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 3, { timeout: 10_000, interval: 10, message: 'three execs waiting' });
+    await gate.unlock();
     const exits = await Promise.all(clis.map((c) => c.result()));
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);
     const lines = read(file).trim().split('\n');
@@ -269,7 +275,7 @@ describe('exec', () => {
       expect([lines[i], lines[i + 1]]).toEqual([`start ${id}`, `end ${id}`]);
     }
     expect(new Set(lines.filter((l) => l.startsWith('start'))).size).toBe(3);
-    // They did contend: someone waited for at least one whole command.
+    // Two of them waited for at least one whole command after the gate opened.
     const waited = clis.map((c) => Number(/acquired '.*' \(token \d+\) after (\d+) ms/.exec(c.stderr)?.[1] ?? -1));
     expect(Math.max(...waited)).toBeGreaterThanOrEqual(250);
     expect(await redis.exists(key(lockName))).toBe(0);
