@@ -17,6 +17,8 @@ export class TcpProxy {
   private readonly pairs = new Set<Pair>();
   private stalled = false;
   private repliesLost = false;
+  /** Reply chunks still to forward before loseReplies() takes effect (loseRepliesAfter). */
+  private repliesToPass: number | undefined;
   private refusing = false;
   private closing: Promise<void> | undefined;
 
@@ -75,6 +77,16 @@ export class TcpProxy {
   }
 
   /**
+   * Forwards the server's next `n` reply chunks, then loses replies as loseReplies()
+   * does. A client that sends a command only once the previous reply is in (holdfast's
+   * give-back after a late grant) gets each reply in a chunk of its own, so this loses
+   * the reply of one chosen call in a sequence.
+   */
+  loseRepliesAfter(n: number): void {
+    this.repliesToPass = n;
+  }
+
+  /**
    * Forwards again (after blackhole() or loseReplies()). What was sent during the blackhole is gone, so a
    * connection that lost part of a request/reply stream is out of step
    * (replies no longer match commands): use drop() for those, or new connections.
@@ -82,6 +94,7 @@ export class TcpProxy {
   resume(): void {
     this.stalled = false;
     this.repliesLost = false;
+    this.repliesToPass = undefined;
     for (const pair of [...this.pairs]) {
       if (pair.halfDead) this.destroy(pair, 'close');
     }
@@ -143,6 +156,12 @@ export class TcpProxy {
 
   private forward(pair: Pair, from: net.Socket, to: net.Socket): void {
     from.on('data', (chunk: Buffer) => {
+      if (from === pair.upstream && this.repliesToPass !== undefined && !this.stalled) {
+        if (this.repliesToPass === 0) {
+          this.repliesToPass = undefined;
+          this.repliesLost = true;
+        } else this.repliesToPass -= 1;
+      }
       if (this.stalled || pair.halfDead || to.destroyed || (this.repliesLost && from === pair.upstream)) return; // discarded, like lost packets
       if (!to.write(chunk)) {
         from.pause();
