@@ -68,7 +68,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     super();
     const connections = checkConnections(connection);
     this.options = resolveClientOptions(options);
-    const masters = connections.map((c) => new Master(c));
+    const masters = connections.map((c) => new Master(c, (key, owner) => levelsOf(this.holdOf(key, owner))));
     this.backend = Array.isArray(connection) ? new Quorum(
             masters,
             this.options.driftFactor,
@@ -422,10 +422,15 @@ export class LockClient extends EventEmitter<ClientEvents> {
     return false;
   }
 
-  /** Give back a grant nobody will use (a waiter that left while it was on its way). */
+  /**
+   * Give back a grant nobody will use (a waiter that left while it was on its way, a
+   * reentry aborted while out). It passes the levels Redis counts with that grant, so
+   * a resend of the give-back drops nothing the owner still holds (see Master.giveBack).
+   */
   private undo(keys: LockKeys, owner: string, fair: boolean): void {
     const timeout = this.timeoutFor(this.options.watchdogTimeout);
-    (fair ? this.backend.fairRelease(keys, owner, timeout, 1) : this.backend.release(keys, owner, undefined, timeout, 1)).then(
+    const levels = levelsOf(this.holdOf(keys.key, owner)) + 1;
+    (fair ? this.backend.fairRelease(keys, owner, timeout, levels) : this.backend.release(keys, owner, undefined, timeout, levels)).then(
       () => this.queues.get(keys.key)?.wake(),
       (error: Error) => this.emit('error', new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );

@@ -52,7 +52,14 @@ export class Master implements Backend {
    */
   epoch = 0;
 
-  constructor(readonly connection: Connection) {
+  /**
+   * @param levelsNow how many levels the client holds now for owner of the lock at key
+   *   (0 for none): a give-back passes these plus one, so its resend takes nothing more.
+   */
+  constructor(
+    readonly connection: Connection,
+    readonly levelsNow: (key: string, owner: string) => number = () => 0,
+  ) {
     this.cluster = isCluster(connection);
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
@@ -114,11 +121,11 @@ export class Master implements Backend {
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         call.then(
-          (late) => void (late[0] === 1 && this.giveBack(k, owner, fair, 5_000)),
+          (late) => void (late[0] === 1 && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.key, owner) + 1)),
           () => undefined,
         );
       } else if (this.epoch !== epoch) {
-        if (held === 0) await this.giveBack(k, owner, fair, timeout);
+        if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
         else await this.settleLevel(k, owner, held, timeout);
       }
       throw error;
@@ -127,9 +134,14 @@ export class Master implements Backend {
     return reply;
   }
 
-  /** Drops one level of owner's, best effort: a grant nobody will use. */
-  private giveBack(k: LockKeys, owner: string, fair: boolean, timeout: number): Promise<unknown> {
-    return (fair ? this.fairRelease(k, owner, timeout, 1) : this.release(k, owner, undefined, timeout, 1)).catch(() => undefined);
+  /**
+   * Drops one level of owner's, best effort: a grant nobody will use. `levels` is what
+   * Redis counts with that grant (the client's levels + 1): a resend of the give-back
+   * (its reply lost) then finds fewer and drops nothing. Given 1 for a reentry, the
+   * resend would take a level the owner holds and free the lock under it.
+   */
+  giveBack(k: LockKeys, owner: string, fair: boolean, timeout: number, levels: number): Promise<unknown> {
+    return (fair ? this.fairRelease(k, owner, timeout, levels) : this.release(k, owner, undefined, timeout, levels)).catch(() => undefined);
   }
 
   /**
@@ -185,7 +197,7 @@ export class Master implements Backend {
    * next's own retry would reenter it as a level nobody unlocks (the lock outliving its unlock).
    */
   private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
-    return this.giveBack(k, next.owner, false, timeout);
+    return this.giveBack(k, next.owner, false, timeout, this.levelsNow(k.key, next.owner) + 1);
   }
 
   /**

@@ -229,7 +229,8 @@ export class Quorum implements Backend {
   }
 
   private undo(master: number, k: LockKeys, owner: string): void {
-    this.masters[master].release(k, owner, undefined, 5_000, 1).catch(() => undefined);
+    const m = this.masters[master];
+    void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.key, owner) + 1);
   }
 
   private votes(votes: readonly (Vote | undefined)[]): Vote[] {
