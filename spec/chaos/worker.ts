@@ -199,17 +199,27 @@ async function main(): Promise<void> {
   note(`worker ${config.worker} gen ${config.gen} pid ${pid} started`);
   let stopped: () => void = () => undefined;
   const stopRequested = new Promise<void>((resolve) => (stopped = resolve));
+  let exiting = false;
   const onMessage = (msg: unknown) => {
     if (msg === 'stop') {
       stopping = true;
       stopped();
     } else if (msg === 'exit') {
+      exiting = true;
       process.off('message', onMessage);
       for (const c of connections) c.disconnect();
       process.disconnect?.();
     }
   };
   process.on('message', onMessage);
+  // The orchestrator died (a SIGTERM or a crash, where Ctrl-C would have reached us too):
+  // nobody will stop us or read our log, and its servers are gone. Without this, the
+  // worker retried its locks against dead ports for good.
+  process.once('disconnect', () => {
+    if (exiting) return;
+    note(`worker ${config.worker} gen ${config.gen}: orchestrator gone, exiting`);
+    process.exit(3);
+  });
   // The client id lets the orchestrator see which worker holds a lock (owner = clientId:scope).
   process.send?.({ ready: locks.id });
   // Heap after a full GC every 5 s (spawned with --expose-gc): flat over a long run, or a leak.
