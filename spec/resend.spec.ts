@@ -51,6 +51,7 @@ beforeEach(async () => {
   locks = await clientOn(proxy.port, { retryStrategy: () => 20 }, { watchdogTimeout: 1_000, commandTimeout: 5_000 });
 });
 afterEach(async () => {
+  await admin.client('UNPAUSE'); // a failed case must not leave the server paused for the next
   for (const { client, conn } of opened) {
     await client.close();
     conn.disconnect();
