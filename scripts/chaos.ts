@@ -50,6 +50,7 @@ import {
   checkHistory,
   ghostViolations,
   heapTrend,
+  loopGaps,
   type HeapTrend,
   formatReport,
   type Fault,
@@ -471,7 +472,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const heap = heapTrend(perProcess);
   const holds = buildHolds(records, faults);
   // A Cluster is one master per lock: its restarts carry the locks they lost instead.
-  const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1 });
+  const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1, loopGaps: loopGaps(records) });
   report.violations.push(...ghostViolations(records), ...violations);
   const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [

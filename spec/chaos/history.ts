@@ -12,7 +12,10 @@
  *    or the overlap is excused by a fault that no lock service on one Redis can mask:
  *    an empty restart of Redis (the key is gone: 'dataLoss') or a SIGSTOP of the
  *    holder's process longer than the lease ('pause'); an excused holder must still
- *    learn that it lost the lock (lostAt set), else it is a violation. In Cluster mode
+ *    learn that it lost the lock (lostAt set), else it is a violation. Also excused:
+ *    a holder whose process ran nothing (a loop gap its worker logged, longer than the
+ *    library's allowance for late timers) from before the overlap began until it
+ *    reported the loss: the machine starved it, a pause nobody injected. In Cluster mode
  *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
  *    excuses nothing for the others;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
@@ -24,6 +27,8 @@
  *  - every acquisition ends (released, reported lost, or run() rejected), except
  *    those of SIGKILLed processes, which are cut at kill time.
  */
+
+import { lagAllowance } from '../../lib/backend/master';
 
 export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop';
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop'];
@@ -57,7 +62,24 @@ export type LogRecord =
   /** The worker's watchdog renewed a lock none of its sections held (a hold outlived its release). */
   | { type: 'ghost'; lock: string; owner: string; at: number }
   /** The worker's heap after a forced GC, sampled every few seconds. */
-  | { type: 'mem'; at: number; heap: number };
+  | { type: 'mem'; at: number; heap: number }
+  /** The worker's event loop ran nothing from `from` to `to` (see LoopGap). */
+  | { type: 'gap'; pid: number; from: number; to: number };
+
+/**
+ * A stretch in which a worker process ran nothing: its 10 ms sampler timer fired that
+ * late. A SIGSTOP shows as one; so does a machine too loaded to schedule the process.
+ * A starved holder can no more report a loss on time than a paused one.
+ */
+export interface LoopGap {
+  pid: number;
+  from: number;
+  to: number;
+}
+
+export function loopGaps(records: readonly LogRecord[]): LoopGap[] {
+  return records.flatMap((r) => (r.type === 'gap' ? [{ pid: r.pid, from: r.from, to: r.to }] : []));
+}
 
 /** released: run() resolved; lost: it rejected with LockLostError; error: any other rejection. */
 export type Outcome = 'released' | 'lost' | 'error';
@@ -103,6 +125,8 @@ export interface CheckOptions {
   masters?: number;
   /** Quorum mode: restarts of distinct masters within this window add up (default 5 s). */
   lossWindow?: number;
+  /** Stretches in which a worker process ran nothing, as the workers logged them. */
+  loopGaps?: readonly LoopGap[];
 }
 
 export interface Report {
@@ -114,8 +138,10 @@ export interface Report {
   killedHolds: number;
   /** Overlaps allowed because the earlier holder had been told of its loss first. */
   overlapsAfterLoss: number;
-  /** Overlaps excused by a fault no single Redis can mask. */
-  excused: { dataLoss: number; pause: number };
+  /** Overlaps excused by a fault no single Redis can mask, or by a starved holder (see starvedThrough). */
+  excused: { dataLoss: number; pause: number; starved: number };
+  /** Longest loop gap among the starved holders excused, ms. */
+  longestStarvedMs: number;
   /** Fencing token regressions across an empty restart (the counter was lost with the data). */
   tokenResets: number;
   /** Paused holders that finished their section before learning of the loss (run() still rejected). */
@@ -178,7 +204,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
     } else pending.push(r);
   }
   for (const r of pending) {
-    if (r.type === 'ghost' || r.type === 'mem') continue; // see ghostViolations(), heapTrend()
+    if (r.type === 'ghost' || r.type === 'mem' || r.type === 'gap') continue; // see ghostViolations(), heapTrend(), loopGaps()
     const h = holds.get(r.id);
     if (!h) continue; // the acq line was the one in flight when its process was killed
     switch (r.type) {
@@ -265,6 +291,19 @@ function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, sl
   return pause && lapsed && pause.begin < h.start ? { ...h, start: pause.begin } : h;
 }
 
+/**
+ * A loop gap of the hold's process that began before `before` (when the other holder got
+ * in) and lasted until about the moment the hold reported its loss: the process could
+ * not report it sooner. Only gaps longer than the library's allowance for late timers
+ * count: shorter ones its deadlines absorb, so an overlap across them is a bug.
+ */
+function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
+  if (h.lostAt === undefined) return undefined;
+  // The sampler and the watchdog fire in the same turn after a gap, either first.
+  const sameTurn = 20;
+  return gaps.find((g) => g.pid === h.pid && g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+}
+
 /** A pause of the hold's process, longer than the lease, that began before `before`. */
 function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
   return faults.find(
@@ -285,7 +324,8 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     outcomes: {},
     killedHolds: 0,
     overlapsAfterLoss: 0,
-    excused: { dataLoss: 0, pause: 0 },
+    excused: { dataLoss: 0, pause: 0, starved: 0 },
+    longestStarvedMs: 0,
     tokenResets: 0,
     pausedEndedBeforeLoss: 0,
     writes: { total: 0, accepted: 0, rejectedLate: 0, acceptedLateAfterDataLoss: 0, rejectedSpurious: 0 },
@@ -347,6 +387,13 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
           if (a.lostAt === undefined) {
             violations.push({ kind: 'pausedUnaware', lock, message: `${what}: the first holder was paused ${pause.end - pause.begin} ms and never learned it lost the lock` });
           } else report.excused.pause++;
+          excusedPairs.add(`${a.id}|${b.id}`);
+          continue;
+        }
+        const gap = starvedThrough(a, b.start, opts.loopGaps ?? [], lease);
+        if (gap) {
+          report.excused.starved++;
+          report.longestStarvedMs = Math.max(report.longestStarvedMs, gap.to - gap.from);
           excusedPairs.add(`${a.id}|${b.id}`);
           continue;
         }
@@ -467,7 +514,7 @@ export function formatReport(r: Report, faults: readonly Fault[]): string {
     `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; cut by kill: ${r.killedHolds}`,
     `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     ...clusterRestarts(faults),
-    `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}`,
+    `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}, by a starved holder: ${r.excused.starved}${r.excused.starved ? ` (its process ran nothing for up to ${r.longestStarvedMs} ms)` : ''}`,
     `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}; sections dated back to their process's pause: ${r.startsMovedToPause}`,
     `fenced writes: ${r.writes.total}, accepted ${r.writes.accepted}, late writes rejected ${r.writes.rejectedLate}, late accepted after data loss ${r.writes.acceptedLateAfterDataLoss}, rejected after a fence reset ${r.writes.rejectedSpurious}`,
     `lost holds: ${r.lostHolds} (explained by a fault ${r.detection.explained}, unexplained ${r.detection.unexplained}); longest detection delay: ${r.detection.maxDelayMs} ms${r.detection.maxDelayFault ? ` (${r.detection.maxDelayFault}, ${r.detection.maxDelayHold})` : ''}`,

@@ -229,6 +229,16 @@ async function main(): Promise<void> {
     log({ type: 'mem', at: Date.now(), heap: process.memoryUsage().heapUsed });
   }, 5_000);
   sampler.unref();
+  // Loop gaps: a timer due every 10 ms that fires far later shows the process ran nothing
+  // meanwhile (starved by a loaded machine, or paused). The checker excuses a late loss
+  // report only across such a gap (see starvedThrough in history.ts).
+  let lastTick = Date.now();
+  const gapSampler = setInterval(() => {
+    const t = Date.now();
+    if (t - lastTick > 30) log({ type: 'gap', pid, from: lastTick, to: t });
+    lastTick = t;
+  }, 10);
+  gapSampler.unref();
   const tasks = Array.from({ length: config.tasks }, (_, t) => task(t));
   await stopRequested;
   await Promise.all(tasks);
