@@ -60,6 +60,29 @@ afterEach(async () => {
   await proxy.close();
 });
 
+/** Until the call just sent waits at the server behind a CLIENT PAUSE. */
+const heldByPause = (what: string) =>
+  waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: `${what} held back by the pause` });
+
+/**
+ * Resets the client's connections through the proxy, then forwards again: ioredis
+ * reconnects and resends what went unanswered. Resolves once the client is ready again,
+ * so a call made next is not rejected with the closing connection (NO_RESEND clients).
+ */
+async function resetAndReconnect(client: LockClient): Promise<void> {
+  const reconnected = nextEvent(connOf(client), 'ready', 2_000);
+  proxy.drop();
+  proxy.resume();
+  await reconnected;
+}
+
+/** The 'lost' events of a lock, collected. */
+function lostEvents(lock: Lock): unknown[] {
+  const lost: unknown[] = [];
+  lock.on('lost', (e) => lost.push(e));
+  return lost;
+}
+
 /**
  * Starts `call` while the server holds write commands back (CLIENT PAUSE), swallows the
  * reply (blackhole) once `ran` sees the server carried it out, then resets the connection:
@@ -70,7 +93,7 @@ async function replyLost<T>(call: () => Promise<T>, ran: () => Promise<boolean>)
   const result = call();
   result.catch(() => undefined);
   // The command has reached the server once it waits there behind the pause.
-  await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the call held back by the pause' });
+  await heldByPause('the call');
   proxy.blackhole();
   await waitFor(ran, { timeout: 2_000, interval: 5, message: 'the server ran the call' });
   proxy.drop();
@@ -126,8 +149,7 @@ it.each([false, true])('drops one level, not two, when a nested unlock is resent
 
 it.each([false, true])('completes a last unlock whose resend finds the lock already gone (fair: %s)', async (fair) => {
   const lock = fresh(fair);
-  const lost: unknown[] = [];
-  lock.on('lost', (e) => lost.push(e));
+  const lost = lostEvents(lock);
   await locks.scope(async () => {
     await lock.lock();
     await replyLost(() => lock.unlock(), async () => (await admin.exists(key(lock.name))) === 0);
@@ -188,8 +210,7 @@ describe('a level Redis counts that no caller holds', () => {
 
   it.each([false, true])('is dropped at the last unlock (fair: %s)', async (fair) => {
     const lock = fresh(fair);
-    const lost: unknown[] = [];
-    lock.on('lost', (e) => lost.push(e));
+    const lost = lostEvents(lock);
     await locks.scope(async () => {
       await lock.lock();
       await extraLevel(lock.name);
@@ -252,7 +273,7 @@ describe('a give-back of a reentry granted late, resent', () => {
       await admin.client('PAUSE', 5_000, 'WRITE');
       const aborts = new AbortController();
       const reentry = lock.lock({ signal: aborts.signal });
-      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the reentry held back by the pause' });
+      await heldByPause('the reentry');
       if (how === 'aborted') aborts.abort();
       await expect(reentry).rejects.toThrow(how === 'aborted' ? /abort/i : /no reply within 150 ms/);
       // The late grant's reply gets through; the give-back's is lost.
@@ -262,10 +283,7 @@ describe('a give-back of a reentry granted late, resent', () => {
       // The grant, then the give-back: two script calls.
       await waitFor(async () => (await evalshaCalls()) >= before + 2, { timeout: 2_000, interval: 5, message: 'the late grant given back' });
       expect(await levels(lock.name)).toEqual([1]);
-      const reconnected = nextEvent(connOf(client), 'ready', 2_000);
-      proxy.drop();
-      proxy.resume();
-      await reconnected;
+      await resetAndReconnect(client);
       await connOf(client).ping(); // answered after the resent give-back
       expect(await levels(lock.name)).toEqual([1]);
       expect(await lock.isHeldByCurrentScope()).toBe(true);
@@ -303,13 +321,9 @@ describe('a nested unlock whose call fails', () => {
       await lock.lock();
       proxy.blackhole();
       await lock.unlock(); // times out (300 ms): Redis still counts 2
-      // The reset throws away the unlock the blackhole swallowed. Until the client is
-      // connected again, a call would fail with the dying connection (NO_RESEND), as
-      // CI once saw: the last unlock below must reach the server.
-      const reconnected = nextEvent(connOf(client), 'ready', 2_000);
-      proxy.resume();
-      proxy.drop();
-      await reconnected;
+      // The reset throws away the unlock the blackhole swallowed; the last unlock below
+      // must reach the server (sent into the closing connection, CI once saw it fail).
+      await resetAndReconnect(client);
       expect(await levels(lock.name)).toEqual([2]);
       await lock.unlock();
       await expect(lock.unlock()).rejects.toThrow(/not held/);

@@ -58,7 +58,7 @@ export class Master implements Backend {
    */
   constructor(
     readonly connection: Connection,
-    readonly levelsNow: (key: string, owner: string) => number = () => 0,
+    readonly levelsNow: (key: string, owner: string) => number,
   ) {
     this.cluster = isCluster(connection);
     this.publish = this.cluster ? 'spublish' : 'publish';
