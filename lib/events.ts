@@ -23,6 +23,14 @@ export interface RenewalFailedEvent {
   /** Failed attempts in a row; retried while the lease lasts. */
   attempt: number;
 }
+export interface AcquireFailedEvent {
+  name: string;
+  owner: string;
+  /** Why the attempt failed: a timeout, a connection error, no quorum. */
+  error: Error;
+  /** Failed attempts of this wait so far; retried with backoff until the wait ends. */
+  attempt: number;
+}
 export interface LostEvent {
   name: string;
   owner: string;
@@ -36,6 +44,7 @@ export interface LockEvents {
   released: (event: ReleasedEvent) => void;
   renewed: (event: RenewedEvent) => void;
   renewalFailed: (event: RenewalFailedEvent) => void;
+  acquireFailed: (event: AcquireFailedEvent) => void;
   lost: (event: LostEvent) => void;
 }
 

@@ -1,9 +1,11 @@
 export { LockClient } from './client.js';
-export { Lock, type Held, type HeldContext } from './lock.js';
+export type { Lock, Held, HeldContext } from './handles/types.js';
 export { LockError } from './errors/LockError.js';
 export { LockNotHeldError } from './errors/LockNotHeldError.js';
 export { LockLostError, type LossReason } from './errors/LockLostError.js';
+export { LockTimeoutError } from './errors/LockTimeoutError.js';
+export { LockUnavailableError } from './errors/LockUnavailableError.js';
 export { QuorumError, type Vote } from './errors/QuorumError.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions } from './options.js';
 export type { Connection } from './connection.js';
-export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
+export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';

@@ -42,7 +42,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
-import { clusterSlot } from '../lib/backend/slot';
+import { clusterSlot } from '../lib/store/master/slot';
 import { TcpProxy } from '../spec/helpers/proxy';
 import {
   FAULT_KINDS,

@@ -1,19 +1,30 @@
-// Writes lib/lua/index.ts: every lib/lua/*.lua as an exported string, so the library
-// needs no file lookups or loaders at run time (CommonJS, ESM, tsx, jest alike).
+// Writes lib/store/scripts/sources.ts: every lib/store/scripts/*.lua as an exported
+// string, so the library needs no file lookups or loaders at run time (CommonJS, ESM,
+// tsx, jest alike). A file named _x.lua is a prelude: it is put in front of every
+// script that calls the function it defines (x), so shared Lua is written once.
 // Run by `npm run build`; spec/lua.spec.ts fails when the committed file is stale.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib', 'lua');
+export const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib', 'store', 'scripts');
+export const output = path.join(dir, 'sources.ts');
 
 export function render() {
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.lua')).sort();
+  const all = fs.readdirSync(dir).filter((f) => f.endsWith('.lua')).sort();
+  const preludes = all.filter((f) => f.startsWith('_')).map((f) => ({ fn: f.slice(1, -4), text: fs.readFileSync(path.join(dir, f), 'utf8') }));
   const camel = (f) => f.replace(/\.lua$/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
-  const body = files.map((f) => `export const ${camel(f)} = ${JSON.stringify(fs.readFileSync(path.join(dir, f), 'utf8'))};\n`).join('\n');
-  return `// Generated from lib/lua/*.lua by scripts/embed-lua.mjs: edit the .lua files, then npm run build.\n\n${body}`;
+  const body = all
+    .filter((f) => !f.startsWith('_'))
+    .map((f) => {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      const used = preludes.filter((p) => new RegExp(`\\b${p.fn}\\(`).test(text)).map((p) => p.text);
+      return `export const ${camel(f)} = ${JSON.stringify(used.join('') + text)};\n`;
+    })
+    .join('\n');
+  return `// Generated from lib/store/scripts/*.lua by scripts/embed-lua.mjs: edit the .lua files, then npm run build.\n\n${body}`;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  fs.writeFileSync(path.join(dir, 'index.ts'), render());
+  fs.writeFileSync(output, render());
 }

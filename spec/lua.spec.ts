@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 
-// lib/lua/index.ts is generated from lib/lua/*.lua (npm run build): the committed copy
-// must match the scripts it was made from, or the library would run stale Lua.
+// lib/store/scripts/sources.ts is generated from lib/store/scripts/*.lua (npm run
+// build): the committed copy must match the scripts it was made from, or the library
+// would run stale Lua.
 
-it('lib/lua/index.ts matches lib/lua/*.lua', () => {
+it('lib/store/scripts/sources.ts matches lib/store/scripts/*.lua', () => {
   const root = path.resolve(__dirname, '..');
   const fresh = execFileSync(process.execPath, ['--input-type=module', '-e', "import { render } from './scripts/embed-lua.mjs'; process.stdout.write(render());"], { cwd: root }).toString();
-  expect(fs.readFileSync(path.join(root, 'lib', 'lua', 'index.ts'), 'utf8')).toBe(fresh);
+  expect(fs.readFileSync(path.join(root, 'lib', 'store', 'scripts', 'sources.ts'), 'utf8')).toBe(fresh);
 });

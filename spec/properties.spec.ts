@@ -174,7 +174,7 @@ interface Model {
   holder: { owner: OwnerName; count: number } | undefined;
   /** Scopes: levels of a hold lost to forceUnlock, each unlock() rejects with LockLostError. */
   lostLevels: Record<'A' | 'B', number>;
-  /** The unscoped handle's holds, oldest first (unlock takes the oldest): lost or live. */
+  /** The unscoped handle's holds, oldest first (unlock takes the oldest live one, else the oldest lost): lost or live. */
   unscoped: ('lost' | 'live')[];
 }
 
@@ -264,7 +264,9 @@ describe('random operation sequences against a model (real Redis)', () => {
               case 'unlock':
                 got = await outcome(act(() => lock.unlock()));
                 if (o === 'U') {
-                  const first = model.unscoped.shift();
+                  // The oldest live hold goes first; a lost one answers only when none is live.
+                  const live = model.unscoped.indexOf('live');
+                  const [first] = model.unscoped.splice(live === -1 ? 0 : live, 1);
                   want = first === undefined ? 'LockNotHeldError' : first === 'lost' ? 'LockLostError' : 'ok:undefined';
                   if (first === 'live') model.holder = undefined;
                 } else if (holds(o)) {

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { LockClient, QuorumError, type Held, type LostEvent } from '../lib';
+import { LockClient, LockUnavailableError, QuorumError, type Held, type LostEvent } from '../lib';
 import { startMasters, type RedisServer } from '../scripts/servers';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
@@ -143,15 +143,27 @@ it('keeps locking and renewing with 2 of 5 masters down', async () => {
   await lock.unlock();
 });
 
-it('fails fast with the votes when 3 of 5 are down, leaves no grant, and recovers', async () => {
+it('with 3 of 5 down: one attempt fails fast, a wait retries for its budget; both end with the votes, leave no grant, and recover', async () => {
   const lockName = name();
   await Promise.all([masters[0].kill(), masters[1].kill(), masters[2].kill()]);
   await waitFor(() => conns.slice(0, 3).every((c) => c.status !== 'ready'));
   const locks = client();
-  const start = performance.now();
-  const error = await locks.getLock(lockName).tryLock(2_000).catch((e: unknown) => e);
+  const failures: number[] = [];
+  locks.on('acquireFailed', (e) => failures.push(e.attempt));
+  let start = performance.now();
+  const once = await locks.getLock(lockName).tryLock().catch((e: unknown) => e);
   expect(performance.now() - start).toBeLessThan(500);
+  expect(once).toBeInstanceOf(QuorumError);
+  start = performance.now();
+  const error = await locks.getLock(lockName).tryLock(1_000).catch((e: unknown) => e);
+  const waited = performance.now() - start;
+  expect(waited).toBeGreaterThanOrEqual(1_000);
+  expect(waited).toBeLessThan(1_000 + 500);
+  // Retried with backoff, each failure reported; not a hot loop.
+  expect(failures.length).toBeGreaterThan(2);
+  expect(failures.length).toBeLessThan(40);
   expect(error).toBeInstanceOf(QuorumError);
+  expect(error).toBeInstanceOf(LockUnavailableError);
   const votes = (error as QuorumError).votes;
   expect(votes.map((v) => v.master)).toEqual([0, 1, 2, 3, 4]);
   expect(votes.slice(0, 3).map((v) => v.outcome === 'error' && v.error.message)).toEqual(Array(3).fill(expect.stringMatching(/down/)));

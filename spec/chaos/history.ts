@@ -28,7 +28,7 @@
  *    those of SIGKILLed processes, which are cut at kill time.
  */
 
-import { lagAllowance } from '../../lib/backend/master';
+import { lagAllowance } from '../../lib/store/lease-margin';
 
 export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop';
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop'];

@@ -1,0 +1,35 @@
+/**
+ * How long a wait pauses after its n-th failed attempt (Redis unreachable, a timeout,
+ * no quorum): doubling from 25 ms, capped at 1 s, with full jitter on the upper half so
+ * that many clients coming back from one outage do not retry in step. A release
+ * message still wakes a pausing waiter at once.
+ */
+export function backoff(failures: number): number {
+  const ceiling = Math.min(1_000, 25 * 2 ** Math.min(10, Math.max(0, failures - 1)));
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/**
+ * A timer for a monotonic deadline that never fires early: Node may run a timer a
+ * fraction of a millisecond before performance.now() reaches its target (and truncates
+ * fractional delays), so it re-arms until the deadline has really passed.
+ */
+export function atDeadline(deadline: number, fire: () => void): { cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      timer = undefined;
+      fire();
+      return;
+    }
+    timer = setTimeout(arm, Math.ceil(left));
+  };
+  if (deadline < Infinity) arm();
+  return {
+    cancel: () => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}

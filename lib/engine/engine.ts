@@ -1,0 +1,231 @@
+import { LockError } from '../errors/LockError.js';
+import type { LockLostError } from '../errors/LockLostError.js';
+import type { Primitive } from '../primitives/primitive.js';
+import type { Granted, LockKeys, Store } from '../store/types.js';
+import { raceAbort } from '../util/abort.js';
+import type { Watchdog } from '../watchdog/watchdog.js';
+import { atDeadline, backoff } from './backoff.js';
+import type { EventHub } from './event-hub.js';
+import { FairWaits } from './fair-waits.js';
+import { Hold, type HoldListener } from './hold.js';
+import { HoldRegistry } from './registry.js';
+import { LocalWaits } from './local-waits.js';
+import { releaseHold } from './release.js';
+import type { AcquireRequest, WaitHost } from './request.js';
+import { unavailable } from './unavailable.js';
+
+const now = () => performance.now();
+
+export interface EngineSettings {
+  /** Lease of a hold taken without one (and of a fair waiter's queue entry). */
+  readonly watchdogTimeout: number;
+  /** Bound of one Redis call about a lock with this lease. */
+  readonly timeoutFor: (lease: number) => number;
+}
+
+/**
+ * Takes and gives back holds for every primitive, over one store: a reentry, one
+ * attempt, or a wait (local queue or fair queue), then the hold's life until it ends.
+ * Handles reach it through LockPort only.
+ */
+export class Engine implements WaitHost, HoldListener {
+  readonly holds = new HoldRegistry();
+  private readonly local: LocalWaits;
+  private readonly fair: FairWaits;
+  private isClosed = false;
+
+  constructor(
+    readonly store: Store,
+    readonly watchdog: Watchdog,
+    readonly events: EventHub,
+    readonly settings: EngineSettings,
+  ) {
+    this.local = new LocalWaits(this);
+    this.fair = new FairWaits(this, settings.watchdogTimeout);
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  timeoutFor(lease: number): number {
+    return this.settings.timeoutFor(lease);
+  }
+
+  assertOpen(): void {
+    if (this.isClosed) throw new LockError('client closed');
+  }
+
+  /**
+   * Takes the lock for owner: a reentry, one attempt (waitTime 0), or a wait. Resolves
+   * with the hold, or null when the wait ran out while the lock was held by another
+   * owner; rejects with LockUnavailableError when its last attempt failed.
+   */
+  async acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+    this.assertOpen();
+    signal?.throwIfAborted();
+    const start = now();
+    const request: AcquireRequest = {
+      keys,
+      owner,
+      primitive,
+      lease: leaseTime ?? this.settings.watchdogTimeout,
+      renewed: leaseTime === undefined,
+      start,
+      deadline: waitTime === undefined ? Infinity : start + waitTime,
+      signal,
+    };
+    const mine = this.holds.get(keys.key, owner);
+    // A reentry never queues: a waiter behind us would wait for our own release.
+    if (mine?.joinable) {
+      const reentered = await this.reenter(request, mine, waitTime === 0);
+      if (reentered !== 'taken') return reentered;
+      if (waitTime === 0) return null;
+      // Someone else holds it now: the hold is lost, and this call waits like a new one.
+    }
+    const queueFirst = primitive.waits === 'local' && waitTime !== 0 && this.local.shouldQueue(keys.key, owner);
+    let lastError: unknown;
+    if (!queueFirst && (primitive.waits === 'local' || waitTime === 0)) {
+      try {
+        const result = await this.attemptOnce(request, 0);
+        if (result.granted) return this.grant(request, result);
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        if (waitTime === 0) throw unavailable(keys.name, error);
+        lastError = error;
+        this.failed(request, error, 1);
+      }
+      if (waitTime === 0) return null;
+    }
+    return primitive.waits === 'local' ? this.local.wait(request, lastError) : this.fair.wait(request, lastError);
+  }
+
+  /**
+   * A reentry: retried in place (with backoff) while Redis fails, until the wait ends.
+   * 'taken' when Redis says another owner holds the lock: the hold is lost.
+   */
+  private async reenter(request: AcquireRequest, mine: Hold, once: boolean): Promise<Hold | 'taken'> {
+    for (let failures = 0; ; ) {
+      try {
+        const result = await this.attemptOnce(request, mine.levelsHeld);
+        if (result.granted) return this.grant(request, result);
+        mine.lose('taken');
+        return 'taken';
+      } catch (error) {
+        if (request.signal?.aborted) throw error;
+        failures += 1;
+        if (once || now() >= request.deadline) throw unavailable(request.keys.name, error);
+        this.failed(request, error, failures);
+        await this.pause(Math.min(backoff(failures), request.deadline - now()), request.signal);
+      }
+    }
+  }
+
+  private attemptOnce(request: AcquireRequest, held: number): Promise<Granted | { granted: false; pttl: number }> {
+    const { primitive, keys, owner, lease, signal } = request;
+    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease), false);
+    return raceAbort(call, signal, (late) => late.granted && this.giveBack(request));
+  }
+
+  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        timer.cancel();
+        reject(signal?.reason);
+      };
+      const timer = atDeadline(now() + Math.max(0, ms), () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */
+  release(hold: Hold): Promise<void> {
+    return releaseHold(this, this.local, hold);
+  }
+
+  /** Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */
+  async forceUnlock(keys: LockKeys): Promise<boolean> {
+    this.assertOpen();
+    const deleted = await this.store.forceUnlock(keys, this.timeoutFor(this.settings.watchdogTimeout));
+    for (const hold of [...this.holds.of(keys.key)]) hold.lose('deleted');
+    return deleted;
+  }
+
+  /** Rejects pending waits, stops renewing; the store closes after. */
+  close(): void {
+    this.isClosed = true;
+    this.local.rejectAll(new LockError('client closed'));
+    this.fair.wakeAll();
+    this.watchdog.stop();
+  }
+
+  // ---- WaitHost --------------------------------------------------------------------
+
+  levelsOf(key: string, owner: string): number {
+    return this.holds.get(key, owner)?.levelsHeld ?? 0;
+  }
+
+  heldByOther(key: string, owner: string): boolean {
+    return this.holds.heldByOther(key, owner);
+  }
+
+  grant(request: AcquireRequest, granted: Granted): Hold {
+    const { keys, owner } = request;
+    const current = this.holds.get(keys.key, owner);
+    if (current?.joinable) {
+      current.reenter(granted.validUntil);
+      this.watchdog.touched(current);
+      return current;
+    }
+    const hold = new Hold(keys, owner, granted.token, request.lease, request.renewed, granted.validUntil, request.primitive, this);
+    this.holds.add(hold);
+    this.watchdog.track(hold);
+    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, token: granted.token, waitedMs: now() - request.start }));
+    return hold;
+  }
+
+  /**
+   * Gives back a grant nobody will use (a waiter that left while it was on its way, a
+   * reentry aborted while out). It passes the levels Redis counts with that grant, so a
+   * resend of the give-back drops nothing the owner still holds.
+   */
+  giveBack(request: AcquireRequest): void {
+    const { keys, owner, primitive } = request;
+    const levels = this.levelsOf(keys.key, owner) + 1;
+    primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
+      () => this.local.wake(keys.key),
+      (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
+    );
+  }
+
+  failed(request: AcquireRequest, error: unknown, attempt: number): void {
+    const { name } = request.keys;
+    this.events.publish('acquireFailed', name, () => ({ name, owner: request.owner, error: error instanceof Error ? error : new Error(String(error)), attempt }));
+  }
+
+  error(error: unknown): void {
+    this.events.error(error);
+  }
+
+  // ---- HoldListener ----------------------------------------------------------------
+
+  lost(hold: Hold, error: LockLostError): void {
+    const { name } = hold.keys;
+    this.events.publish('lost', name, () => ({ name, owner: hold.owner, reason: error.reason, error }));
+  }
+
+  released(hold: Hold): void {
+    const { name } = hold.keys;
+    this.events.publish('released', name, () => ({ name, owner: hold.owner }));
+  }
+
+  ended(hold: Hold): void {
+    this.watchdog.untrack(hold);
+    // A lost hold stays known until its outstanding unlocks have rejected (see unwind).
+    if (hold.state !== 'lost') this.holds.remove(hold);
+    this.local.wake(hold.keys.key);
+  }
+}

@@ -1,0 +1,122 @@
+import { LockError } from '../errors/LockError.js';
+import type { Granted, LockKeys, Refused } from '../store/types.js';
+import { raceAbort } from '../util/abort.js';
+import { backoff } from './backoff.js';
+import type { Hold } from './hold.js';
+import type { AcquireRequest, WaitHost } from './request.js';
+import { unavailable } from './unavailable.js';
+import { Bell } from './wait-queue.js';
+
+const now = () => performance.now();
+
+/** This client's fair waiters of one key: their owner ids -> wake-ups, behind one subscription. */
+interface Watchers {
+  readonly owners: Map<string, Set<() => void>>;
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Waits of the fair lock: the owner joins the queue in Redis, and each retry doubles
+ * as its heartbeat (at least every third of the heartbeat lease), so a live waiter is
+ * never dropped and a dead one leaves within one heartbeat lease. Only the head is
+ * woken by a release (the message names it). A waiter that gives up leaves the queue
+ * at once. Failed attempts are retried with backoff until the wait ends.
+ */
+export class FairWaits {
+  private readonly watchers = new Map<string, Watchers>();
+
+  constructor(
+    private readonly host: WaitHost,
+    /** Lease of a queue entry: a waiter that stops renewing it (a dead process) leaves the queue after this. */
+    private readonly heartbeat: number,
+  ) {}
+
+  /** Wakes every fair waiter (the client is closing: each then rejects). */
+  wakeAll(): void {
+    for (const { owners } of this.watchers.values()) for (const wakes of owners.values()) for (const wake of wakes) wake();
+  }
+
+  async wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
+    const { keys, owner, signal, deadline } = request;
+    const host = this.host;
+    const bell = new Bell();
+    const ring = () => bell.wake();
+    // A waiter holds no level yet (a reentry never waits here).
+    const attempt = () => {
+      const call = request.primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), true);
+      return raceAbort(call, signal, (late) => late.granted && host.giveBack(request));
+    };
+    signal?.addEventListener('abort', ring);
+    let unwatch: (() => void) | undefined;
+    let granted: Granted | undefined;
+    let failures = lastError === undefined ? 0 : 1;
+    let attempted = false;
+    try {
+      for (;;) {
+        if (host.closed) throw new LockError('client closed');
+        signal?.throwIfAborted();
+        // The wait ends with its last outcome: held by another owner (null), or the failure.
+        if (attempted && deadline - now() <= 0) {
+          if (lastError !== undefined) throw unavailable(keys.name, lastError);
+          return null;
+        }
+        attempted = true;
+        let result: Granted | Refused;
+        try {
+          result = await attempt();
+        } catch (error) {
+          if (signal?.aborted) throw signal.reason;
+          failures += 1;
+          lastError = error;
+          host.failed(request, error, failures);
+          await bell.sleep(Math.min(backoff(failures), deadline - now()));
+          continue;
+        }
+        failures = 0;
+        lastError = undefined;
+        if (result.granted) {
+          granted = result;
+          return host.grant(request, result);
+        }
+        if (!unwatch) {
+          // Subscribed before the retry: a release between the two is not missed.
+          // Uncontended, the first attempt was the only round trip.
+          unwatch = await this.watch(keys, owner, ring);
+          continue;
+        }
+        const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+        await bell.sleep(Math.min(this.heartbeat / 3, result.head ? ttl : Infinity, deadline - now()));
+      }
+    } finally {
+      signal?.removeEventListener('abort', ring);
+      unwatch?.();
+      if (!granted) host.store.fairQueue?.leave(keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.error(e));
+    }
+  }
+
+  /** One subscription per key to the fair channel, shared by this client's fair waiters. */
+  private async watch(keys: LockKeys, owner: string, wake: () => void): Promise<() => void> {
+    let entry = this.watchers.get(keys.key);
+    if (!entry) {
+      const owners = new Map<string, Set<() => void>>();
+      const ready = this.host.store.subscribe(keys.fairChannel, (next) => {
+        for (const w of owners.get(next) ?? []) w();
+      });
+      this.watchers.set(keys.key, (entry = { owners, ready }));
+    }
+    const { owners, ready } = entry;
+    let wakes = owners.get(owner);
+    if (!wakes) owners.set(owner, (wakes = new Set()));
+    wakes.add(wake);
+    const mine = entry;
+    await ready;
+    return () => {
+      wakes.delete(wake);
+      if (wakes.size === 0) owners.delete(owner);
+      if (owners.size === 0 && this.watchers.get(keys.key) === mine) {
+        this.watchers.delete(keys.key);
+        this.host.store.unsubscribe(keys.fairChannel).catch(() => undefined);
+      }
+    };
+  }
+}

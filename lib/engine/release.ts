@@ -1,0 +1,115 @@
+import { LockError } from '../errors/LockError.js';
+import { LockNotHeldError } from '../errors/LockNotHeldError.js';
+import type { ReleaseResult, Store } from '../store/types.js';
+import type { Hold } from './hold.js';
+import type { HandOffClaim, LocalWaits } from './local-waits.js';
+import type { HoldRegistry } from './registry.js';
+
+/** What a release needs from the engine. */
+export interface ReleaseHost {
+  readonly store: Store;
+  readonly holds: HoldRegistry;
+  timeoutFor(lease: number): number;
+  error(error: unknown): void;
+}
+
+/**
+ * One unlock of a hold, by its state:
+ * - lost: rejects with the loss and touches nothing in Redis (one outstanding level fewer);
+ * - held(n > 1): one level down;
+ * - held(1): the last level: released, handed to the next local waiter, or abandoned.
+ *
+ * The client's level count stands, whatever Redis counts: levels Redis has beyond it
+ * (a grant run twice that could not be settled) belong to nobody, and adopted they
+ * would outlive the caller's last unlock, renewed for good; the last unlock drops them.
+ */
+export async function releaseHold(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+  if (hold.state === 'lost') {
+    if (hold.unwind()) engine.holds.remove(hold);
+    throw hold.lost;
+  }
+  if (!hold.joinable) throw new LockNotHeldError(hold.keys.name, 'it was already released');
+  if (hold.count > 1) return dropLevel(engine, hold);
+  return releaseLast(engine, local, hold);
+}
+
+async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
+  const { keys, owner, primitive } = hold;
+  const held = hold.count;
+  hold.drop();
+  let result: ReleaseResult;
+  try {
+    result = await primitive.release(engine.store, keys, owner, held, engine.timeoutFor(hold.lease));
+  } catch {
+    // Did Redis drop the level? Unknown, and it need not be known: the level is dropped
+    // here, and the caller's last unlock gives back any level Redis still counts. Kept,
+    // it would have to be unlocked once more, which a caller unwinding with the error
+    // (run() does) never does: the lock would be renewed for good. Rejecting would fail
+    // a run() whose fn succeeded.
+    return;
+  }
+  if (result.kind === 'decremented') return;
+  if (result.kind === 'notHeld') {
+    const lost = hold.lose('deleted');
+    engine.holds.remove(hold);
+    throw lost ?? new LockNotHeldError(keys.name);
+  }
+  // 'released': Redis had fewer levels than the client (a master restarted empty and
+  // the hold was put back with fewer): the hold ends here.
+  hold.finishRelease();
+}
+
+async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+  const { keys, owner, primitive } = hold;
+  const timeout = engine.timeoutFor(hold.lease);
+  // From here on the watchdog never sends a renewal for this hold.
+  hold.beginRelease();
+  const handOff = primitive.waits === 'local' ? engine.store.handOff : undefined;
+  const claim: HandOffClaim | undefined = handOff && local.claimHandOff(keys.key);
+  let result: ReleaseResult;
+  try {
+    result = claim
+      ? await handOff!.releaseTo(keys, owner, claim.next, timeout, hold.count)
+      : await primitive.release(engine.store, keys, owner, hold.count, timeout);
+  } catch (error) {
+    claim?.unclaim();
+    hold.abandon();
+    throw new LockError(`unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error, lockName: keys.name });
+  }
+  if (result.kind !== 'handedOff') claim?.unclaim();
+  switch (result.kind) {
+    case 'notHeld': {
+      const lost = hold.lose('deleted');
+      engine.holds.remove(hold);
+      throw lost ?? new LockNotHeldError(keys.name);
+    }
+    case 'decremented':
+      // Redis counts levels nobody here holds (a hand-off that timed out and a retry of
+      // its waiter, a grant not yet given back): this unlock ends the hold all the same.
+      // Kept and renewed, those levels would hold the lock for good; dropped, it is free.
+      hold.finishRelease();
+      void dropLevels(engine, hold, result.count, timeout);
+      return;
+    case 'released':
+      local.released(keys.key, result.receivers);
+      hold.finishRelease();
+      return;
+    case 'handedOff':
+      hold.finishRelease();
+      claim?.granted({ granted: true, token: result.token, validUntil: result.validUntil });
+      return;
+  }
+}
+
+/** Gives back levels of an owner that Redis still counts after its last unlock. */
+async function dropLevels(engine: ReleaseHost, hold: Hold, count: number, timeout: number): Promise<void> {
+  const { keys, owner, primitive } = hold;
+  try {
+    for (let held = count; held > 0; held--) {
+      const r = await primitive.release(engine.store, keys, owner, held, timeout);
+      if (r.kind !== 'decremented') return;
+    }
+  } catch (error) {
+    engine.error(new LockError(`could not drop the leftover levels of '${keys.name}'; they expire with the lease`, { cause: error, lockName: keys.name }));
+  }
+}

@@ -1,0 +1,39 @@
+import type { Primitive } from '../primitives/primitive.js';
+import type { Granted, LockKeys, Store } from '../store/types.js';
+import type { Hold } from './hold.js';
+
+/** One acquisition asked of the engine, from the call to its end. */
+export interface AcquireRequest {
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly primitive: Primitive;
+  /** The lease in ms; for a watchdog hold, the client's watchdogTimeout. */
+  readonly lease: number;
+  /** Taken without a lease: the watchdog renews it. */
+  readonly renewed: boolean;
+  /** Monotonic time of the call, for the `acquired` event's waitedMs. */
+  readonly start: number;
+  /** Monotonic time the wait gives up (Infinity: until held, aborted or closed). */
+  readonly deadline: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** What the waits (local queue, fair queue) need from the engine. */
+export interface WaitHost {
+  readonly store: Store;
+  readonly closed: boolean;
+  /** Bound of one Redis call about a lock with this lease. */
+  timeoutFor(lease: number): number;
+  /** Levels owner holds of the lock at key as far as this client knows (0 for none). */
+  levelsOf(key: string, owner: string): number;
+  /** A live hold on key by another owner of this client. */
+  heldByOther(key: string, owner: string): boolean;
+  /** Makes a grant a hold: a new one, or a reentry of the owner's. */
+  grant(request: AcquireRequest, granted: Granted): Hold;
+  /** Gives back a grant nobody will use (its waiter left while it was on its way). */
+  giveBack(request: AcquireRequest): void;
+  /** An attempt of a wait failed; reported as acquireFailed and retried. */
+  failed(request: AcquireRequest, error: unknown, attempt: number): void;
+  /** Background trouble with no caller to reject. */
+  error(error: unknown): void;
+}

@@ -1,0 +1,166 @@
+import type { EventEmitter } from 'eventemitter3';
+import type { Hold } from '../engine/hold.js';
+import { LockLostError } from '../errors/LockLostError.js';
+import { LockNotHeldError } from '../errors/LockNotHeldError.js';
+import { LockTimeoutError } from '../errors/LockTimeoutError.js';
+import type { LockEvents } from '../events.js';
+import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from '../options.js';
+import type { Primitive } from '../primitives/primitive.js';
+import { currentScope, newScope, runInScope, type Scope } from '../scope.js';
+import type { LockKeys } from '../store/types.js';
+import type { LockPort } from './port.js';
+import type { Held, HeldContext, Lock } from './types.js';
+
+/** The Lock API over one name and one primitive (plain or fair), through the client's port. */
+export class LockHandle implements Lock {
+  readonly name: string;
+  readonly fair: boolean;
+  private readonly keys: LockKeys;
+  /** Holds this handle took outside every scope, oldest first. */
+  private readonly unscoped: Hold[] = [];
+
+  constructor(
+    private readonly port: LockPort,
+    name: string,
+    private readonly primitive: Primitive,
+  ) {
+    this.name = name;
+    this.fair = primitive.kind === 'fair';
+    this.keys = port.keysOf(name);
+  }
+
+  async lock(leaseOrOptions?: number | LockOptions): Promise<void> {
+    const o = resolveLockArgs(leaseOrOptions, arguments.length);
+    await this.take(o.leaseTime, undefined, o.signal);
+  }
+
+  async tryLock(waitTimeOrOptions?: number | TryLockOptions, leaseTime?: number): Promise<boolean> {
+    const o = resolveTryLockArgs(waitTimeOrOptions, leaseTime, arguments.length);
+    return (await this.take(o.leaseTime, o.waitTime, o.signal)) !== null;
+  }
+
+  async unlock(): Promise<void> {
+    this.port.assertOpen();
+    const scope = currentScope();
+    if (scope) {
+      const hold = this.port.holdOf(this.keys, this.port.ownerOf(scope));
+      if (!hold) throw new LockNotHeldError(this.name);
+      return this.port.release(hold);
+    }
+    // The oldest live hold goes first; a lost one (already reported by its 'lost'
+    // event) answers an unlock only when no live hold is left.
+    const live = this.unscoped.findIndex((h) => h.live);
+    const [hold] = this.unscoped.splice(live === -1 ? 0 : live, 1);
+    if (!hold) throw new LockNotHeldError(this.name, 'this handle holds it in no scope');
+    return this.port.release(hold);
+  }
+
+  forceUnlock(): Promise<boolean> {
+    this.port.assertOpen();
+    return this.port.forceUnlock(this.keys);
+  }
+
+  async isLocked(): Promise<boolean> {
+    this.port.assertOpen();
+    return this.port.isLocked(this.keys);
+  }
+
+  async isHeldByCurrentScope(): Promise<boolean> {
+    return (await this.getHoldCount()) > 0;
+  }
+
+  async getHoldCount(): Promise<number> {
+    this.port.assertOpen();
+    const owner = this.currentOwner();
+    if (owner === undefined) return 0;
+    return this.port.holdCount(this.keys, owner);
+  }
+
+  async remainTimeToLive(): Promise<number> {
+    this.port.assertOpen();
+    return this.port.pttl(this.keys);
+  }
+
+  async run<T>(fn: (context: HeldContext) => T | Promise<T>, options?: ScopedOptions): Promise<T> {
+    if (typeof fn !== 'function') throw new TypeError(`run(fn): fn must be a function, got ${describe(fn)}`);
+    const o = resolveScopedArgs(options, 'run() options');
+    this.port.assertOpen();
+    const scope = this.reentrantScope() ?? newScope();
+    return runInScope(scope, async () => {
+      const hold = await this.port.acquire(this.primitive, this.keys, this.port.ownerOf(scope), o.leaseTime, o.waitTime, o.signal);
+      if (!hold) throw new LockTimeoutError(this.name, o.waitTime ?? 0);
+      let result: T;
+      try {
+        result = await fn({ signal: hold.signal, token: hold.token, name: this.name });
+      } catch (error) {
+        await this.port.release(hold).catch((releaseError: unknown) => {
+          if (releaseError instanceof LockLostError && error instanceof Error && error.cause === undefined) error.cause = releaseError;
+        });
+        throw error;
+      }
+      await this.port.release(hold);
+      return result;
+    });
+  }
+
+  async acquire(options?: ScopedOptions): Promise<Held> {
+    const o = resolveScopedArgs(options, 'acquire() options');
+    this.port.assertOpen();
+    // No fn to run in a child scope here: inside a scope the scope is the owner (as for
+    // lock()); outside every scope the hold is its own owner, and held.run() enters it.
+    const scope = currentScope() ?? newScope();
+    const hold = await this.port.acquire(this.primitive, this.keys, this.port.ownerOf(scope), o.leaseTime, o.waitTime, o.signal);
+    if (!hold) throw new LockTimeoutError(this.name, o.waitTime ?? 0);
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await this.port.release(hold);
+    };
+    return {
+      name: this.name,
+      token: hold.token,
+      signal: hold.signal,
+      release,
+      run: <T>(fn: () => T | Promise<T>) => runInScope(scope, async () => fn()),
+      [Symbol.asyncDispose]: release,
+    };
+  }
+
+  on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
+    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).on(event, listener as never);
+    return this;
+  }
+
+  once<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
+    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).once(event, listener as never);
+    return this;
+  }
+
+  off<E extends keyof LockEvents>(event: E, listener?: LockEvents[E]): this {
+    this.port.eventsOf(this.name, false)?.off(event, listener as never);
+    this.port.forgetEvents(this.name);
+    return this;
+  }
+
+  private async take(leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+    this.port.assertOpen();
+    const scope = currentScope();
+    const owner = scope ? this.port.ownerOf(scope) : this.port.unscopedOwner();
+    const hold = await this.port.acquire(this.primitive, this.keys, owner, leaseTime, waitTime, signal);
+    if (hold && !scope) this.unscoped.push(hold);
+    return hold;
+  }
+
+  /** The current scope when it already holds this lock (run/acquire then reenter). */
+  private reentrantScope(): Scope | undefined {
+    const scope = currentScope();
+    return scope && this.port.holdOf(this.keys, this.port.ownerOf(scope))?.joinable ? scope : undefined;
+  }
+
+  private currentOwner(): string | undefined {
+    const scope = currentScope();
+    if (scope) return this.port.ownerOf(scope);
+    return this.unscoped.find((h) => h.live)?.owner;
+  }
+}

@@ -1,0 +1,29 @@
+import type { Hold } from '../engine/hold.js';
+import type { Primitive } from '../primitives/primitive.js';
+import type { Scope } from '../scope.js';
+import type { LockKeys } from '../store/types.js';
+import type { EventEmitter } from 'eventemitter3';
+import type { LockEvents } from '../events.js';
+
+/**
+ * What a handle sees of its client: owners, holds, and the engine's calls. Handles
+ * never reach the store, the watchdog or the waits.
+ */
+export interface LockPort {
+  assertOpen(): void;
+  keysOf(name: string): LockKeys;
+  /** The owner id of a scope of this client. */
+  ownerOf(scope: Scope): string;
+  /** A fresh owner for one acquisition made outside every scope. */
+  unscopedOwner(): string;
+  holdOf(keys: LockKeys, owner: string): Hold | undefined;
+  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null>;
+  release(hold: Hold): Promise<void>;
+  forceUnlock(keys: LockKeys): Promise<boolean>;
+  isLocked(keys: LockKeys): Promise<boolean>;
+  holdCount(keys: LockKeys, owner: string): Promise<number>;
+  pttl(keys: LockKeys): Promise<number>;
+  /** The emitter of one name (created for on/once), and its release once unused. */
+  eventsOf(name: string, create: boolean): EventEmitter<LockEvents> | undefined;
+  forgetEvents(name: string): void;
+}

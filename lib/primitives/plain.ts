@@ -1,0 +1,9 @@
+import type { Primitive } from './primitive.js';
+
+/** The reentrant lock (getLock): a hash owner -> levels; waiters queue in their own client. */
+export const plainLock: Primitive = {
+  kind: 'lock',
+  waits: 'local',
+  attempt: (store, keys, owner, lease, held, timeout) => store.acquire(keys, owner, lease, timeout, held),
+  release: (store, keys, owner, held, timeout) => store.release(keys, owner, timeout, held),
+};

@@ -1,0 +1,138 @@
+import type { Redis } from 'ioredis';
+import { isCluster, type Connection } from '../../connection.js';
+import type { AcquireReply } from '../scripts/acquire.js';
+import * as maintain from '../scripts/maintain.js';
+import type { ReleaseReply } from '../scripts/release.js';
+import type { LockKeys, NextOwner } from '../types.js';
+import { CommandTimeoutError, withTimeout } from '../../util/timeout.js';
+
+const now = () => performance.now();
+
+/** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
+export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
+
+/**
+ * Applying each lock call once, whatever the connection does. ioredis resends commands
+ * whose reply a broken connection lost (autoResendUnfulfilledCommands; a Cluster retries
+ * them on another connection), maybe to a master restarted empty; a call can also time
+ * out here and still be carried out there.
+ *
+ * Invariant: when a call settles, the levels Redis counts for (key, owner) are the
+ * levels the client counts after it, or the call has sent what restores that:
+ * 1. Release scripts take the levels the client holds before the call and apply only
+ *    when Redis has as many: a resent release finds fewer and changes nothing.
+ * 2. A grant whose connection closed while it was out (the epoch moved) may have run
+ *    twice: its level is set to the client's count afterwards (set-level.lua).
+ * 3. A grant that failed with its connection, maybe after the server ran it, is given
+ *    back (a new hold) or set back (a reentry).
+ * 4. A grant that arrives after its call timed out is given back, passing the client's
+ *    levels + 1, so a resend of the give-back drops nothing the owner still holds.
+ * 5. A last release answered "not held" after a reconnect was a resend of one that
+ *    already ran: the hold ended either way, so it counts as released.
+ * 6. A release that may have handed the lock to a waiter the client still treats as
+ *    waiting (its reply lost or late) is taken back before that waiter retries.
+ */
+export class ExactlyOnce {
+  /**
+   * Counts the connection's closes (a Cluster's: any node connection's). A reply to a
+   * command sent in an earlier epoch may come from a second run of it.
+   */
+  epoch = 0;
+  private readonly onClose = () => {
+    this.epoch += 1;
+  };
+  /** A Cluster's node connections close on their own: the Cluster object says nothing. */
+  private readonly onNode = (node: Redis) => node.on('close', this.onClose);
+
+  constructor(
+    private readonly connection: Connection,
+    /** Levels the client holds now for owner of the lock at key (0 for none). */
+    private readonly levelsNow: (key: string, owner: string) => number,
+    private readonly giveBack: GiveBack,
+  ) {
+    connection.on('close', this.onClose);
+    if (isCluster(connection)) {
+      for (const node of connection.nodes('all')) this.onNode(node);
+      connection.on('+node', this.onNode);
+    }
+  }
+
+  close(): void {
+    this.connection.off('close', this.onClose);
+    if (isCluster(this.connection)) {
+      this.connection.off('+node', this.onNode);
+      for (const node of this.connection.nodes('all')) node.off('close', this.onClose);
+    }
+  }
+
+  /** Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4). */
+  async grant(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>): Promise<AcquireReply> {
+    const epoch = this.epoch;
+    let reply: AcquireReply;
+    try {
+      reply = await withTimeout(call, timeout, 'acquire', k.name);
+    } catch (error) {
+      if (error instanceof CommandTimeoutError) {
+        call.then(
+          (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.key, owner) + 1)),
+          () => undefined,
+        );
+      } else if (this.epoch !== epoch) {
+        if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
+        else await this.settleLevel(k, owner, held, timeout);
+      }
+      throw error;
+    }
+    if (reply.granted && this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
+    return reply;
+  }
+
+  /** Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6). */
+  async release(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>): Promise<ReleaseReply> {
+    const epoch = this.epoch;
+    let reply: ReleaseReply;
+    try {
+      reply = await withTimeout(call, timeout, 'release', k.name);
+    } catch (error) {
+      if (next) {
+        // Timed out: the hand-off may still happen, and the waiter it named has moved on.
+        if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, 5_000), () => undefined);
+        // Failed with its connection (a Cluster gives up rather than resending), maybe
+        // after the server ran it: taken back before the waiter retries on its own.
+        else await this.takeBack(k, next, timeout);
+      }
+      throw error;
+    }
+    if (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch) {
+      // Its first run may have handed the lock to `next`, whom the client treats as still waiting.
+      if (next) await this.takeBack(k, next, timeout);
+      return { kind: 'released', receivers: 0 };
+    }
+    return reply;
+  }
+
+  private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
+    return this.giveBack(k, next.owner, false, timeout, this.levelsNow(k.key, next.owner) + 1);
+  }
+
+  /**
+   * Sets owner's level to what the client holds. Not done in the acquire script by
+   * comparing levels: a retry by the same owner while its previous attempt's grant is
+   * being given back looks just like a resend there.
+   */
+  private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<void> {
+    // The connection may break again meanwhile (a Cluster rejects rather than resends
+    // then): the call is idempotent, so try until it is answered or time runs out.
+    const until = now() + timeout;
+    for (;;) {
+      const left = until - now();
+      if (left <= 0) return;
+      const done = await withTimeout(maintain.setLevel.run(this.connection, [k.key], [owner, level]), left, 'acquire', k.name).then(
+        () => true,
+        () => false,
+      );
+      if (done) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import type { Connection } from '../../connection.js';
+import { isCluster } from '../../connection.js';
+import { withTimeout } from '../../util/timeout.js';
+import { safety } from '../lease-margin.js';
+import * as acquireScripts from '../scripts/acquire.js';
+import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
+import * as maintain from '../scripts/maintain.js';
+import * as releaseScripts from '../scripts/release.js';
+import type { ReleaseReply } from '../scripts/release.js';
+import type { AcquireResult, FairQueue, HandOff, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
+import { RestartWatch } from '../quorum/restarts.js';
+import { ExactlyOnce } from './exactly-once.js';
+import { clusterSlot } from './slot.js';
+import { Subscriber } from './subscriber.js';
+
+/** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
+const RENEW_CHUNK = 500;
+
+const now = () => performance.now();
+
+/**
+ * One Redis master, or an ioredis Cluster (each script touches one slot, so ioredis
+ * routes it). It has both capabilities: hand-off in the release script, and the fair
+ * lock's queue.
+ */
+export class MasterStore implements Store {
+  readonly size = 1;
+  readonly handOff: HandOff;
+  readonly fairQueue: FairQueue;
+  /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
+  rtt = 1;
+  readonly once: ExactlyOnce;
+  private readonly subscriber: Subscriber;
+  private readonly publish: PublishVerb;
+  private readonly cluster: boolean;
+  private wasReady: boolean;
+  private readonly onReady = () => {
+    this.wasReady = true;
+  };
+
+  /**
+   * @param levelsNow how many levels the client holds now for owner of the lock at key
+   *   (0 for none): a give-back passes these plus one, so its resend takes nothing more.
+   */
+  constructor(
+    readonly connection: Connection,
+    readonly levelsNow: (key: string, owner: string) => number,
+  ) {
+    this.cluster = isCluster(connection);
+    this.publish = this.cluster ? 'spublish' : 'publish';
+    this.subscriber = new Subscriber(connection);
+    this.wasReady = connection.status === 'ready';
+    connection.on('ready', this.onReady);
+    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
+    this.handOff = { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
+    this.fairQueue = {
+      acquire: (k, owner, lease, heartbeat, enqueue, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, enqueue, timeout, held),
+      release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),
+      leave: (k, owner, timeout) =>
+        withTimeout(releaseScripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name),
+    };
+  }
+
+  /** Epoch of the connection (see ExactlyOnce): quorum mode does not count a grant that crossed a reconnect. */
+  get epoch(): number {
+    return this.once.epoch;
+  }
+
+  /**
+   * True while the connection is not ready after having been: a command would only sit
+   * in ioredis's offline queue, so quorum mode counts the master out at once. Also while
+   * 'connect'ing again: a command queued then would reach a restarted server before
+   * the restart check ('ready', then INFO) could keep it out of the vote.
+   */
+  get down(): boolean {
+    const s = this.connection.status;
+    if (s === 'ready') return false;
+    if (s === 'end' || s === 'close' || s === 'reconnecting') return true;
+    // 'connecting' is also a first connection; after a failure ioredis counts retries.
+    return this.wasReady || ((this.connection as unknown as { retryAttempts?: number }).retryAttempts ?? 0) > 0;
+  }
+
+  /** Quorum mode: set by watchRestarts(). */
+  restarts: RestartWatch | undefined;
+
+  /** Quorum mode: after a restart this master sits out votes for `sitOut` ms (see RestartWatch). */
+  watchRestarts(sitOut: number): void {
+    this.restarts ??= new RestartWatch(this.connection, sitOut);
+  }
+
+  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
+    const sentAt = now();
+    const reply = await this.once.grant(k, owner, held, timeout, false, acquireScripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]));
+    this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+    return granted(reply, sentAt, lease);
+  }
+
+  release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+    return this.releaseCall(k, owner, undefined, timeout, held);
+  }
+
+  private async releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
+    const sentAt = now();
+    const call = releaseScripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]);
+    return released(await this.once.release(k, held, timeout, next, call), sentAt, next?.lease ?? 0);
+  }
+
+  /**
+   * Drops one level of owner's, best effort: a grant nobody will use. `levels` is what
+   * Redis counts with that grant (the client's levels + 1): a resend of the give-back
+   * (its reply lost) then finds fewer and drops nothing. Given 1 for a reentry, the
+   * resend would take a level the owner holds and free the lock under it.
+   */
+  giveBack(k: LockKeys, owner: string, fair: boolean, timeout: number, levels: number): Promise<unknown> {
+    return (fair ? this.fairRelease(k, owner, timeout, levels) : this.release(k, owner, timeout, levels)).catch(() => undefined);
+  }
+
+  async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
+    const sentAt = now();
+    const outcomes: RenewOutcome[] = new Array(items.length);
+    const calls: Promise<void>[] = [];
+    for (const group of this.groups(items)) {
+      for (let start = 0; start < group.length; start += RENEW_CHUNK) {
+        const chunk = group.slice(start, start + RENEW_CHUNK);
+        const keys = chunk.map((i) => items[i].keys.key);
+        const args: (string | number)[] = [];
+        for (const i of chunk) args.push(items[i].owner, items[i].lease);
+        calls.push(
+          withTimeout(maintain.renew.run(this.connection, keys, args), timeout, 'renewal').then(
+            (reply) => {
+              chunk.forEach((i, j) => {
+                const r = reply[j];
+                outcomes[i] = r === 'renewed' ? { ok: true, validUntil: sentAt + items[i].lease - safety(items[i].lease) } : { ok: false, reason: r };
+              });
+            },
+            (error: Error) => {
+              for (const i of chunk) outcomes[i] = { ok: false, error };
+            },
+          ),
+        );
+      }
+    }
+    await Promise.all(calls);
+    return outcomes;
+  }
+
+  /** Indexes of items, grouped so that each group's keys share a cluster slot (one group on a plain master). */
+  private groups(items: readonly RenewItem[]): number[][] {
+    if (!this.cluster) return [items.map((_, i) => i)];
+    const bySlot = new Map<number, number[]>();
+    items.forEach((item, i) => {
+      const slot = clusterSlot(item.keys.key);
+      const group = bySlot.get(slot);
+      if (group) group.push(i);
+      else bySlot.set(slot, [i]);
+    });
+    return [...bySlot.values()];
+  }
+
+  forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish]), timeout, 'forceUnlock', k.name);
+  }
+
+  async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
+    return (await withTimeout(this.connection.exists(k.key), timeout, 'isLocked', k.name)) === 1;
+  }
+
+  async holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
+    const v = await withTimeout(this.connection.hget(k.key, owner), timeout, 'getHoldCount', k.name);
+    return v === null ? 0 : Number(v);
+  }
+
+  pttl(k: LockKeys, timeout: number): Promise<number> {
+    return withTimeout(this.connection.pttl(k.key), timeout, 'remainTimeToLive', k.name);
+  }
+
+  async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {
+    await withTimeout(maintain.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, 'fence floor', k.name);
+  }
+
+  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    return this.subscriber.subscribe(channel, listener, 2_000);
+  }
+
+  unsubscribe(channel: string): Promise<void> {
+    return this.subscriber.unsubscribe(channel, 2_000);
+  }
+
+  private async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
+    const sentAt = now();
+    const call = acquireScripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
+    return granted(await this.once.grant(k, owner, held, timeout, true, call), sentAt, lease);
+  }
+
+  private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+    const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]);
+    const reply = await this.once.release(k, held, timeout, undefined, call);
+    // A fair release wakes only the queue's head, which is never one of ours to yield to.
+    return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);
+  }
+
+  async close(): Promise<void> {
+    this.connection.off('ready', this.onReady);
+    this.once.close();
+    this.restarts?.close();
+    await this.subscriber.close();
+  }
+}
+
+/** A grant's client-side deadline: the lease from the send, less the safety margin. */
+function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
+  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head };
+  return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
+}
+
+function released(reply: ReleaseReply, sentAt: number, nextLease: number): ReleaseResult {
+  if (reply.kind !== 'handedOff') return reply;
+  return { kind: 'handedOff', token: reply.token, validUntil: sentAt + nextLease - safety(nextLease) };
+}

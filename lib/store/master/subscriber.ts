@@ -1,0 +1,113 @@
+import type { Connection } from '../../connection.js';
+import { isCluster } from '../../connection.js';
+import { withTimeout } from '../../util/timeout.js';
+
+type Listener = (message: string) => void;
+
+/**
+ * One pub/sub connection per master, opened on the first wait and duplicated from
+ * the user's connection. Channels are subscribed while someone waits on them and
+ * dropped when the last waiter leaves; operations on one channel run in order, so a
+ * quick subscribe/unsubscribe/subscribe ends subscribed.
+ */
+export class Subscriber {
+  private connection: Connection | undefined;
+  private sharded = false;
+  private readonly listeners = new Map<string, Listener>();
+  private readonly queues = new Map<string, Promise<boolean>>();
+  private closed = false;
+
+  constructor(private readonly source: Connection) {}
+
+  /** Resolves once subscribed, or after `timeout` (waiters then fall back to the lock's TTL). */
+  subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
+    this.listeners.set(channel, listener);
+    return this.enqueue(channel, timeout, async (c) => {
+      if (this.listeners.has(channel)) await this.command(c, 'subscribe', channel);
+    }).then((ok) => {
+      // Refused or timed out: waiters fall back to the lock's TTL meanwhile, but a later
+      // try must not be left to chance (nothing else would subscribe this channel again).
+      if (!ok && !this.closed && this.listeners.get(channel) === listener) {
+        setTimeout(() => {
+          if (!this.closed && this.listeners.get(channel) === listener) void this.subscribe(channel, listener, timeout);
+        }, 100).unref();
+      }
+    });
+  }
+
+  async unsubscribe(channel: string, timeout: number): Promise<void> {
+    this.listeners.delete(channel);
+    await this.enqueue(channel, timeout, async (c) => {
+      if (!this.listeners.has(channel)) await this.command(c, 'unsubscribe', channel);
+    });
+  }
+
+  get channels(): number {
+    return this.listeners.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    const c = this.connection;
+    this.connection = undefined;
+    // disconnect, not quit: a dead server must not hold close() up.
+    c?.disconnect();
+  }
+
+  /** Runs op after the channel's earlier ops; resolves false when it failed or timed out. */
+  private enqueue(channel: string, timeout: number, op: (c: Connection) => Promise<void>): Promise<boolean> {
+    const previous = this.queues.get(channel) ?? Promise.resolve(true);
+    const next = previous.then(async () => {
+      if (this.closed) return true;
+      return withTimeout(op(this.open()), timeout, `pub/sub on ${channel}`).then(
+        () => true,
+        () => false,
+      );
+    });
+    this.queues.set(channel, next);
+    void next.then(() => {
+      if (this.queues.get(channel) === next) this.queues.delete(channel);
+    });
+    return next;
+  }
+
+  private async command(c: Connection, verb: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
+    const anyc = c as unknown as Record<string, (ch: string) => Promise<unknown>>;
+    if (this.sharded) {
+      try {
+        await anyc[verb === 'subscribe' ? 'ssubscribe' : 'sunsubscribe'](channel);
+        return;
+      } catch (error) {
+        // A server older than 7.0 has no sharded pub/sub; the scripts publish plainly then.
+        if (!(error instanceof Error) || !/unknown command/i.test(error.message)) throw error;
+        this.sharded = false;
+      }
+    }
+    await anyc[verb](channel);
+  }
+
+  private open(): Connection {
+    if (this.connection) return this.connection;
+    let c: Connection;
+    if (isCluster(this.source)) {
+      const canShard = typeof (this.source as unknown as { ssubscribe?: unknown }).ssubscribe === 'function';
+      c = this.source.duplicate([], canShard ? ({ shardedSubscribers: true } as object) : {});
+      this.sharded = canShard;
+    } else {
+      // No ready check: ioredis sends SUBSCRIBE as soon as the socket connects, before its
+      // ready check's INFO, which the server then refuses in subscriber mode; the connection
+      // went 'ready' with no subscription at all (seen under CPU load, 1 run in 2).
+      c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false, enableReadyCheck: false });
+    }
+    const wake = (channel: string | Buffer, message: string | Buffer) => this.listeners.get(String(channel))?.(String(message));
+    c.on('message', wake);
+    c.on('smessage', wake);
+    // Connection errors of the subscriber are not the user's to handle: a waiter
+    // without wake-ups still retries at the lock's TTL, and the lock calls themselves
+    // report the outage.
+    c.on('error', () => undefined);
+    this.connection = c;
+    return c;
+  }
+}

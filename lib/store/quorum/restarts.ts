@@ -1,0 +1,68 @@
+import type { Connection } from '../../connection.js';
+
+const now = () => performance.now();
+
+/**
+ * Redlock's "delayed restart", done by the client: a master that restarted (a new
+ * run_id after a reconnect) has lost every key, so for one lease after its start it
+ * could grant a lock that a majority including it granted someone else just before.
+ * Until then it sits out of quorum votes. A restart this client saw (new run_id after
+ * a reconnect) counts; so does a master younger than one lease while a majority of
+ * its peers are older (Quorum decides that: a client started after the restart), but
+ * not a whole deployment started together.
+ */
+export class RestartWatch {
+  private runId: string | undefined;
+  /** Monotonic time until which the master sits out; 0 when it doesn't. */
+  private until = 0;
+  /** A reconnect whose run_id is not known yet: sit out until INFO answers. */
+  private checking = false;
+  /** Monotonic time the server started (from its uptime); -Infinity until known. */
+  startedAt = -Infinity;
+  /** Settles once the first INFO answered or failed (a down master never answers). */
+  readonly known: Promise<void>;
+  private settleKnown: () => void = () => undefined;
+  private readonly onReady = () => this.check();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly sitOut: number,
+  ) {
+    this.known = new Promise((resolve) => (this.settleKnown = resolve));
+    connection.on('ready', this.onReady);
+    if (connection.status === 'ready') this.check();
+  }
+
+  /** Milliseconds this master still sits out (0: it votes). */
+  get remaining(): number {
+    if (this.checking) return this.sitOut;
+    return Math.max(0, this.until - now());
+  }
+
+  close(): void {
+    this.connection.off('ready', this.onReady);
+  }
+
+  private check(): void {
+    const known = this.runId !== undefined;
+    if (known) this.checking = true;
+    this.connection.info('server').then(
+      (info) => {
+        this.checking = false;
+        const runId = /run_id:(\w+)/.exec(info)?.[1];
+        // uptime_in_seconds is the difference of two whole-second clocks: a server up for
+        // 30 ms can say 1. Take the latest start it allows, or a restart would sit out
+        // up to a second too little (chaos: an overlap in quorum mode).
+        const uptime = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000;
+        this.startedAt = now() - Math.max(0, uptime - 1_000);
+        this.settleKnown();
+        if (runId && known && runId !== this.runId) this.until = this.startedAt + this.sitOut;
+        this.runId = runId ?? this.runId;
+      },
+      () => {
+        // Unanswered: ioredis reconnects and 'ready' checks again; meanwhile it sits out.
+        this.settleKnown();
+      },
+    );
+  }
+}

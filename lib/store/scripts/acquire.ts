@@ -1,0 +1,26 @@
+import { Script, ints } from './script.js';
+import * as sources from './sources.js';
+
+/** What an acquire script (plain or fair) answers. */
+export type AcquireReply =
+  | { granted: true; token: number }
+  /** counter: the fencing counter (plain); head: the caller heads the queue (fair). */
+  | { granted: false; pttl: number; counter: number; head: boolean };
+
+/** acquire.lua: KEYS lock, fence; ARGV owner, lease. */
+export const acquire = new Script<[owner: string, lease: number], AcquireReply>('acquire', sources.acquire, (raw) => {
+  const r = ints(raw);
+  return r[0] === 1 ? { granted: true, token: r[1] } : { granted: false, pttl: r[1], counter: r[2] ?? 0, head: false };
+});
+
+/** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb. */
+export const fairAcquire = new Script<[owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb], AcquireReply>(
+  'fair-acquire',
+  sources.fairAcquire,
+  (raw) => {
+    const r = ints(raw);
+    return r[0] === 1 ? { granted: true, token: r[1] } : { granted: false, pttl: r[1], counter: 0, head: r[2] === 1 };
+  },
+);
+
+export type PublishVerb = 'publish' | 'spublish';

@@ -1,0 +1,57 @@
+-- Fair lock: take the lock only in queue order. KEYS[1] lock hash, KEYS[2] fencing
+-- counter, KEYS[3] queue (list of waiting owners, oldest first), KEYS[4] waiter
+-- deadlines (sorted set owner -> ms, by the server's clock).
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] waiter heartbeat lease ms,
+-- ARGV[4] '1' to join (or stay in) the queue when not granted, '0' for one attempt,
+-- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish'.
+-- Returns {1, token} when held, {0, pttl, isHead} otherwise.
+local lock, fence, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, lease, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+
+-- The server's clock, never the clients': waiters on hosts with skewed clocks must
+-- neither evict live waiters nor keep dead ones (Redisson's fair lock trusts clients).
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Waiters whose heartbeat stopped (their process died) leave the queue.
+for _, dead in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
+  redis.call('lrem', queue, 0, dead)
+  redis.call('zrem', deadlines, dead)
+end
+
+if redis.call('hexists', lock, owner) == 1 then
+  redis.call('hincrby', lock, owner, 1)
+  if redis.call('pttl', lock) < lease then redis.call('pexpire', lock, lease) end
+  return {1, tonumber(redis.call('get', fence) or '0')}
+end
+
+local head = redis.call('lindex', queue, 0)
+if redis.call('exists', lock) == 0 then
+  if not head or head == owner then
+    if head then
+      redis.call('lpop', queue)
+      redis.call('zrem', deadlines, owner)
+      if redis.call('llen', queue) == 0 then redis.call('del', queue, deadlines) end
+    end
+    redis.call('hset', lock, owner, 1)
+    redis.call('pexpire', lock, lease)
+    return {1, redis.call('incr', fence)}
+  end
+  -- Free, but it is the head's turn: make sure the head knows (it may have just
+  -- become head because a dead waiter before it was dropped).
+  notify(ARGV[5], head, ARGV[6])
+end
+
+if ARGV[4] == '1' then
+  if not redis.call('zscore', deadlines, owner) then
+    redis.call('rpush', queue, owner)
+    if not head then head = owner end
+  end
+  redis.call('zadd', deadlines, now + ttl, owner)
+  -- The queue outlives its last heartbeat by at most two heartbeat leases: no leak
+  -- when every waiter dies.
+  for _, k in ipairs({queue, deadlines}) do
+    if redis.call('pttl', k) < ttl * 2 then redis.call('pexpire', k, ttl * 2) end
+  end
+end
+return {0, redis.call('pttl', lock), head == owner and 1 or 0}

@@ -1,0 +1,16 @@
+import { Script, ints } from './script.js';
+import * as sources from './sources.js';
+
+/** Per key of a renew batch: renewed, held by another owner, or gone. */
+export type RenewReply = 'renewed' | 'taken' | 'deleted';
+
+/** renew.lua: KEYS the lock hashes of one slot; ARGV owner and lease per key. */
+export const renew = new Script<(string | number)[], RenewReply[]>('renew', sources.renew, (raw) =>
+  ints(raw).map((r) => (r === 1 ? 'renewed' : r === 2 ? 'taken' : 'deleted')),
+);
+
+/** set-level.lua: KEYS lock; ARGV owner, level. True when set (the owner holds it). */
+export const setLevel = new Script<[owner: string, level: number], boolean>('set-level', sources.setLevel, (raw) => Number(raw) === 1);
+
+/** fence-floor.lua: KEYS fence; ARGV floor. The counter after the call. */
+export const fenceFloor = new Script<[floor: number], number>('fence-floor', sources.fenceFloor, Number);

@@ -1,0 +1,45 @@
+import type { PublishVerb } from './acquire.js';
+import { Script, ints } from './script.js';
+import * as sources from './sources.js';
+
+/** What a release script (plain or fair) answers. */
+export type ReleaseReply =
+  | { kind: 'notHeld' }
+  | { kind: 'decremented'; count: number }
+  /** receivers: of the wake-up message (plain); waiters left in the queue (fair). */
+  | { kind: 'released'; receivers: number }
+  | { kind: 'handedOff'; token: number };
+
+const decode = (raw: unknown): ReleaseReply => {
+  const r = ints(raw);
+  switch (r[0]) {
+    case 0:
+      return { kind: 'notHeld' };
+    case 1:
+      return { kind: 'decremented', count: r[1] };
+    case 3:
+      return { kind: 'handedOff', token: r[1] };
+    default:
+      return { kind: 'released', receivers: r[1] ?? 0 };
+  }
+};
+
+/**
+ * release.lua: KEYS lock, fence; ARGV owner, channel, publish verb, next owner or '',
+ * next lease, '' or own subscriptions (hand off only when no other client waits),
+ * levels held before the call.
+ */
+export const release = new Script<[owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, unlessOthersWait: number | '', held: number], ReleaseReply>(
+  'release',
+  sources.release,
+  decode,
+);
+
+/** fair-release.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb, levels held. */
+export const fairRelease = new Script<[owner: string, channel: string, publish: PublishVerb, held: number], ReleaseReply>('fair-release', sources.fairRelease, decode);
+
+/** fair-leave.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb. */
+export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb], void>('fair-leave', sources.fairLeave, () => undefined);
+
+/** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
+export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);

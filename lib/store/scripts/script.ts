@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import type { Connection } from '../../connection.js';
+
+type Arg = string | number;
+
+/**
+ * A Lua script with its typed arguments and reply: called by EVALSHA, falling back to
+ * EVAL (which also caches it) when the server answers NOSCRIPT (a restarted, flushed
+ * or failed-over Redis has lost it). The reply is decoded once, here, beside the
+ * script that makes it: callers never index positional replies.
+ */
+export class Script<Args extends readonly Arg[], Reply> {
+  readonly sha: string;
+
+  constructor(
+    readonly name: string,
+    readonly lua: string,
+    private readonly decode: (raw: unknown) => Reply,
+  ) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  // Not async, one settle step for both outcomes: the hot path pays no extra promise.
+  run(connection: Connection, keys: readonly string[], args: Args): Promise<Reply> {
+    return connection.evalsha(this.sha, keys.length, ...keys, ...args).then(this.decode, (error: unknown) => {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return connection.eval(this.lua, keys.length, ...keys, ...args).then(this.decode);
+    });
+  }
+}
+
+/** A script's reply as the array of integers Redis sends for a Lua table. */
+export const ints = (raw: unknown): number[] => (raw as unknown[]).map(Number);

@@ -1,0 +1,86 @@
+/** The Redis names of one lock: all share the `{name}` hash tag, so one cluster slot. */
+export interface LockKeys {
+  readonly name: string;
+  readonly key: string;
+  readonly fence: string;
+  readonly channel: string;
+  /** Fair lock only: the queue of waiting owners, their heartbeat deadlines, and the channel naming the next one. */
+  readonly queue: string;
+  readonly deadlines: string;
+  readonly fairChannel: string;
+}
+
+export type Granted = { granted: true; token: number; validUntil: number };
+export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean };
+export type AcquireResult = Granted | Refused;
+
+export type ReleaseResult =
+  | { kind: 'notHeld' }
+  | { kind: 'decremented'; count: number }
+  | { kind: 'released'; receivers: number }
+  | { kind: 'handedOff'; token: number; validUntil: number };
+
+export interface RenewItem {
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly lease: number;
+  /** Levels the client holds: what a master that lost the hold is given back (quorum mode). */
+  readonly levels?: number;
+}
+
+/** Per item: renewed (with the time the renewal was sent), or why not; an Error is transient. */
+export type RenewOutcome = { ok: true; validUntil: number } | { ok: false; reason: 'taken' | 'deleted' | 'quorum' } | { ok: false; error: Error };
+
+export interface NextOwner {
+  readonly owner: string;
+  readonly lease: number;
+  /**
+   * When set, the hand-off only happens if no other client waits: the value is how
+   * many subscriptions to the lock's channel are this client's own.
+   */
+  readonly unlessOthersWait?: number;
+}
+
+/**
+ * Capability: a last release that hands the lock to a named waiter of this client in
+ * the same script call (one master or a Cluster; a quorum has no single place to do it).
+ */
+export interface HandOff {
+  releaseTo(keys: LockKeys, owner: string, next: NextOwner, timeout: number, held: number): Promise<ReleaseResult>;
+}
+
+/** Capability: a waiting queue in Redis, for the fair lock (one master or a Cluster). */
+export interface FairQueue {
+  /** An attempt in queue order; `enqueue` joins (or heartbeats) the queue when not granted. */
+  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
+  leave(keys: LockKeys, owner: string, timeout: number): Promise<void>;
+}
+
+/**
+ * The port to Redis: one implementation per topology (MasterStore for one master or a
+ * Cluster, QuorumStore for N independent masters), optional capabilities beside it.
+ *
+ * `held` is how many levels this client knows the owner holds before the call (0 for a
+ * new hold; 1 for a last release): the store applies each call once by it, whatever
+ * the connection does (see store/master/exactly-once.ts).
+ */
+export interface Store {
+  /** How many independent masters vote (1 for a single master or a Cluster). */
+  readonly size: number;
+  /** Smoothed round trip of acquisitions (ms). */
+  readonly rtt: number;
+  readonly handOff?: HandOff;
+  readonly fairQueue?: FairQueue;
+  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
+  renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
+  forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
+  isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
+  holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
+  pttl(keys: LockKeys, timeout: number): Promise<number>;
+  /** Subscribe `listener` to a channel on every master; resolves once subscribed (or given up on, bounded). */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  unsubscribe(channel: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,78 @@
+import { LockError } from '../errors/LockError.js';
+
+/** Thrown when one Redis call outlives its bound (a dead or stalled server). */
+export class CommandTimeoutError extends LockError {
+  constructor(what: string, ms: number, lockName?: string) {
+    super(`${what}${lockName === undefined ? '' : ` '${lockName}'`} got no reply within ${Math.ceil(ms)} ms`, lockName === undefined ? undefined : { lockName });
+  }
+}
+
+interface Pending {
+  readonly at: number;
+  readonly ms: number;
+  readonly what: string;
+  readonly name: string | undefined;
+  readonly reject: (error: Error) => void;
+}
+
+/**
+ * One sweeper timer for every bounded call in the process, instead of a timer armed
+ * and cleared per Redis call (two per lock/unlock cycle): bounds are ≥ 100 ms by
+ * default, so a few ms of lateness costs nothing, while per-call timers cost the hot
+ * path. The timer is unref'd and stops when nothing is pending.
+ */
+const pending = new Set<Pending>();
+const RESOLUTION = 5;
+let sweeper: NodeJS.Timeout | undefined;
+let lastSweep = 0;
+
+/**
+ * Rejects a call only if it was already overdue at the sweep before this one. After the
+ * event loop was blocked (CPU-bound work, a long GC pause), Node runs timers before it
+ * reads sockets: a reply that came in during the block would lose to its own bound,
+ * failing a call Redis carried out (an unlock reported failed, its lock left to expire).
+ * Between two sweeps the loop has read the sockets once. Costs one RESOLUTION per timeout.
+ */
+function sweep(): void {
+  const now = performance.now();
+  const previous = lastSweep;
+  lastSweep = now;
+  for (const p of pending) {
+    if (p.at <= previous) {
+      pending.delete(p);
+      p.reject(new CommandTimeoutError(p.what, p.ms, p.name));
+    }
+  }
+  if (pending.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/**
+ * Bound a Redis call: ioredis queues commands while it reconnects, so without this a
+ * dead server would stall lock(), unlock() and the watchdog indefinitely. The call
+ * itself may still complete later; callers that must undo a late success keep the
+ * original promise.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, lockName?: string): Promise<T> {
+  // The message is only built on a timeout: no string work on the hot path.
+  return new Promise<T>((resolve, reject) => {
+    const entry: Pending = { at: performance.now() + ms, ms, what, name: lockName, reject };
+    pending.add(entry);
+    if (!sweeper) {
+      lastSweep = performance.now();
+      sweeper = setInterval(sweep, RESOLUTION).unref();
+    }
+    promise.then(
+      (value) => {
+        pending.delete(entry);
+        resolve(value);
+      },
+      (error: unknown) => {
+        pending.delete(entry);
+        reject(error);
+      },
+    );
+  });
+}
