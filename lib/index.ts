@@ -6,6 +6,8 @@ export { LockLostError, type LossReason } from './errors/LockLostError.js';
 export { LockTimeoutError } from './errors/LockTimeoutError.js';
 export { LockUnavailableError } from './errors/LockUnavailableError.js';
 export { QuorumError, type Vote } from './errors/QuorumError.js';
+export { CommandTimeoutError } from './errors/CommandTimeoutError.js';
+export type { LockErrorCode } from './errors/codes.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions } from './options.js';
 export type { Connection } from './connection.js';
 export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';

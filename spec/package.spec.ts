@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 
 // What users install: build, `npm pack`, unpack into a scratch node_modules, and load
 // it with a plain require() and an ESM import, types included.
@@ -31,6 +32,9 @@ it('ships only what users need, with no install-time scripts', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[hook]).toBeUndefined();
   expect(pkg.engines.node).toBeDefined();
+  // Source maps are not shipped, so no shipped file may point at one.
+  const dangling = files.filter((f) => f.endsWith('.js') && /^\/\/# sourceMappingURL=/m.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
+  expect(dangling).toEqual([]);
 });
 
 it('loads with require() from CommonJS', () => {
@@ -49,8 +53,139 @@ it('loads with import from ESM', () => {
 });
 
 it('type-checks a consumer under node16 module resolution, for import and require', () => {
-  fs.writeFileSync(path.join(scratch, 'use.mts'), "import { LockClient, type LostEvent } from 'holdfast';\nexport const f = (c: LockClient) => c.on('lost', (e: LostEvent) => e.reason);\n");
+  fs.writeFileSync(
+    path.join(scratch, 'use.mts'),
+    [
+      "import { LockClient, LockUnavailableError, QuorumError, type LockErrorCode, type LostEvent } from 'holdfast';",
+      "export const f = (c: LockClient) => c.on('lost', (e: LostEvent) => e.reason);",
+      "export const code = (e: unknown): LockErrorCode | undefined => (e instanceof LockUnavailableError ? e.code : undefined);",
+      "export const votes = (e: QuorumError) => [e.votes.length, e.cause] as const;",
+      '',
+    ].join('\n'),
+  );
   fs.writeFileSync(path.join(scratch, 'use.cts'), "import holdfast = require('holdfast');\nexport const g = (c: holdfast.LockClient) => c.getLock('a').tryLock(1, 100);\n");
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), 'use.mts', 'use.cts'], { cwd: scratch, stdio: 'pipe' });
+});
+
+// One copy of the library whichever way it is loaded: the ESM entry re-exports the
+// CommonJS build's own objects, so classes (and the scope storage behind LockClient)
+// are shared, and an error thrown through one entry is `instanceof` the other's class.
+it('hands out the same classes to import and require, so instanceof works across them', () => {
+  fs.writeFileSync(
+    path.join(scratch, 'identity.mjs'),
+    `
+import { createRequire } from 'node:module';
+import * as esm from 'holdfast';
+import Redis from 'ioredis';
+const cjs = createRequire(import.meta.url)('holdfast');
+const make = (h) => [
+  new h.LockError('m'),
+  new h.LockNotHeldError('n'),
+  new h.LockLostError('n', 'o', 'taken'),
+  new h.LockTimeoutError('n', 5),
+  new h.LockUnavailableError('n', 'm'),
+  new h.QuorumError('n', 'acquire', 2, []),
+  new h.CommandTimeoutError('EVALSHA', 10, 'n'),
+];
+// Thrown by the library itself: unlock() of a handle that holds nothing, before anything is sent.
+async function thrown(h) {
+  const redis = new Redis({ port: 1, lazyConnect: true, retryStrategy: () => null });
+  redis.on('error', () => {});
+  const locks = new h.LockClient(redis);
+  try {
+    await locks.getLock('a').unlock();
+  } catch (e) {
+    return e;
+  } finally {
+    await locks.close();
+    redis.disconnect();
+  }
+}
+const check = (errors, h) => errors.map((e) => e instanceof h[e.name] && e instanceof h.LockError && e instanceof Error);
+console.log(JSON.stringify({
+  sameObjects: Object.keys(esm).filter((k) => esm[k] !== cjs[k]),
+  missingFromEsm: Object.keys(cjs).filter((k) => k !== '__esModule' && !(k in esm)),
+  cjsErrorsAgainstEsm: check([...make(cjs), await thrown(cjs)], esm),
+  esmErrorsAgainstCjs: check([...make(esm), await thrown(esm)], cjs),
+  thrownName: (await thrown(esm)).name,
+}));
+`,
+  );
+  const out = JSON.parse(execFileSync(process.execPath, ['identity.mjs'], { cwd: scratch }).toString());
+  const all = Array(8).fill(true);
+  expect(out).toEqual({ sameObjects: [], missingFromEsm: [], cjsErrorsAgainstEsm: all, esmErrorsAgainstCjs: all, thrownName: 'LockNotHeldError' });
+});
+
+// ---- published types: the public API only ---------------------------------------------
+
+/** `file#Container.member` (or `file#name` at top level) of every declaration in a file, with whether it is marked @internal. */
+function declarations(file: string, relative: string): { key: string; internal: boolean }[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: { key: string; internal: boolean }[] = [];
+  const nameOf = (n: ts.Node): string | undefined => {
+    if (ts.isConstructorDeclaration(n)) return 'constructor';
+    const name = (n as { name?: ts.Node }).name;
+    return name && (ts.isIdentifier(name) || ts.isPrivateIdentifier(name) || ts.isStringLiteral(name)) ? name.text : undefined;
+  };
+  const visit = (n: ts.Node, container: string[]): void => {
+    const isDeclaration =
+      ts.isClassElement(n) || ts.isTypeElement(n) || ts.isEnumMember(n) || ts.isFunctionDeclaration(n) || ts.isClassDeclaration(n) || ts.isInterfaceDeclaration(n) || ts.isTypeAliasDeclaration(n) || ts.isEnumDeclaration(n) || ts.isModuleDeclaration(n) || ts.isVariableStatement(n) || ts.isParameterPropertyDeclaration(n, n.parent);
+    if (!isDeclaration) return n.forEachChild((c) => visit(c, container));
+    const internal = ts.getJSDocTags(n).some((t) => t.tagName.text === 'internal');
+    const names = ts.isVariableStatement(n) ? n.declarationList.declarations.map((d) => nameOf(d)) : [nameOf(n)];
+    for (const name of names) if (name) found.push({ key: `${relative}#${[...container, name].join('.')}`, internal });
+    const inner = ts.isClassDeclaration(n) || ts.isInterfaceDeclaration(n) || ts.isEnumDeclaration(n) || ts.isModuleDeclaration(n) ? [...container, names[0] ?? '?'] : container;
+    n.forEachChild((c) => visit(c, inner));
+  };
+  visit(source, []);
+  return found;
+}
+
+/** The shipped .d.ts files reachable from the package's type entry points, relative to dist/cjs, without extension. */
+function shippedDeclarations(): string[] {
+  const base = path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs');
+  const todo = [path.join(base, 'index.d.ts'), path.join(base, '..', 'esm', 'index.d.ts')];
+  const seen = new Set<string>();
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    // Generated declarations: every reference is `from '...'`, `import('...')` or `import '...'`.
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      todo.push(path.resolve(path.dirname(file), m[1].replace(/\.js$/, '.d.ts')));
+    }
+  }
+  return [...seen].map((f) => path.relative(base, f).replace(/\.d\.ts$/, ''));
+}
+
+function libSources(dir = path.join(root, 'lib')): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? libSources(path.join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path.join(dir, e.name)] : []));
+}
+
+it('publishes no declaration marked @internal in lib/', () => {
+  const internal = new Set(
+    libSources()
+      .flatMap((f) => declarations(f, path.relative(path.join(root, 'lib'), f).replace(/\.ts$/, '')))
+      .filter((d) => d.internal)
+      .map((d) => d.key),
+  );
+  const shipped = shippedDeclarations();
+  expect(shipped).toEqual(expect.arrayContaining(['index', 'client', path.join('errors', 'LockError')]));
+  const base = path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs');
+  const leaked = shipped.flatMap((rel) => declarations(path.join(base, `${rel}.d.ts`), rel)).filter((d) => internal.has(d.key) || d.internal);
+  expect(leaked).toEqual([]);
+});
+
+it("declares LockClient's public API and nothing else", () => {
+  const file = path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs', 'client.d.ts');
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const declaration = source.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'LockClient');
+  expect(declaration).toBeDefined();
+  // Private members show in declarations by name only (no type): not callable, not API.
+  const isPrivate = (m: ts.ClassElement) => (m.name !== undefined && ts.isPrivateIdentifier(m.name)) || (ts.canHaveModifiers(m) && ts.getModifiers(m)?.some((k) => k.kind === ts.SyntaxKind.PrivateKeyword));
+  const members = declaration!.members.filter((m) => !ts.isConstructorDeclaration(m) && !isPrivate(m)).map((m) => (m.name ? (m.name as ts.Identifier).text : ts.SyntaxKind[m.kind]));
+  const allowed = ['id', 'getLock', 'getFairLock', 'scope', 'close', 'isClosed'];
+  expect(members.filter((m) => !allowed.includes(m))).toEqual([]);
+  expect(members).toEqual(expect.arrayContaining(['getLock', 'scope', 'close']));
 });

@@ -1,5 +1,9 @@
+import type { LockErrorCode } from './codes.js';
+
 /** Base class of every error holdfast raises about a lock (bad arguments aside). */
 export class LockError extends Error {
+  /** Stable identifier of the class of failure; each subclass sets its own. */
+  readonly code: LockErrorCode = 'HOLDFAST_LOCK_ERROR';
   /** The lock's name, when the error is about one lock. */
   readonly lockName?: string;
 

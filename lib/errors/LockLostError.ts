@@ -1,3 +1,4 @@
+import type { LockErrorCode } from './codes.js';
 import { LockError } from './LockError.js';
 
 export type LossReason = 'expired' | 'taken' | 'quorum' | 'deleted';
@@ -11,6 +12,7 @@ const explain: Record<LossReason, string> = {
 
 /** The hold is no longer ours: raised by unlock() and run() after a loss, and used as the reason of aborted scoped signals. */
 export class LockLostError extends LockError {
+  override readonly code: LockErrorCode = 'HOLDFAST_LOCK_LOST';
   readonly reason: LossReason;
   readonly owner: string;
 

@@ -1,11 +1,5 @@
-import { LockError } from '../errors/LockError.js';
+import { CommandTimeoutError } from '../errors/CommandTimeoutError.js';
 
-/** Thrown when one Redis call outlives its bound (a dead or stalled server). */
-export class CommandTimeoutError extends LockError {
-  constructor(what: string, ms: number, lockName?: string) {
-    super(`${what}${lockName === undefined ? '' : ` '${lockName}'`} got no reply within ${Math.ceil(ms)} ms`, lockName === undefined ? undefined : { lockName });
-  }
-}
 
 interface Pending {
   readonly at: number;

@@ -4,7 +4,8 @@ import type { AcquireReply } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { LockKeys, NextOwner } from '../types.js';
-import { CommandTimeoutError, withTimeout } from '../../util/timeout.js';
+import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
+import { withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
 
