@@ -15,4 +15,4 @@ run(tsc, '-p', 'tsconfig.build.json');
 run(tsc, '-p', 'tsconfig.esm.json');
 fs.writeFileSync(path.join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 fs.writeFileSync(path.join(root, 'dist', 'esm', 'package.json'), '{ "type": "module" }\n');
-fs.chmodSync(path.join(root, 'dist', 'cjs', 'cli.js'), 0o755);
+fs.chmodSync(path.join(root, 'dist', 'cjs', 'cli', 'index.js'), 0o755);
