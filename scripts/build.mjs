@@ -26,7 +26,7 @@ fs.rmSync(dist, { recursive: true, force: true });
 run(path.join(root, 'scripts', 'embed-lua.mjs'));
 run(tsc, '-p', 'tsconfig.build.json');
 fs.writeFileSync(path.join(dist, 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
-fs.chmodSync(path.join(dist, 'cjs', 'cli.js'), 0o755);
+fs.chmodSync(path.join(dist, 'cjs', 'cli', 'index.js'), 0o755);
 
 fs.mkdirSync(path.join(dist, 'esm'), { recursive: true });
 fs.writeFileSync(path.join(dist, 'esm', 'package.json'), '{ "type": "module" }\n');

@@ -4,22 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient } from '../lib';
-import {
-  EXIT_LOCK_BUSY,
-  EXIT_LOCK_LOST,
-  EXIT_NOT_FOUND,
-  EXIT_UNAVAILABLE,
-  EXIT_USAGE,
-  parseArgs,
-  parseDuration,
-  UsageError,
-} from '../lib/cli';
+import { parseArgs, parseDuration, UsageError } from '../lib/cli/args';
+import { EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from '../lib/cli/exit-codes';
 import { freePort, startMasters, startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { waitFor, withTimeout } from './helpers/wait';
 
 // `holdfast exec`, the bin: run from source (node -r tsx/cjs), as a user
-// runs dist/cjs/cli.js, with its stdio piped here. The commands it runs are small node or sh
+// runs dist/cjs/cli/index.js, with its stdio piped here. The commands it runs are small node or sh
 // scripts that report on stdout and wait for stdin or a signal: no fixed sleeps here.
 
 const ROOT = path.resolve(__dirname, '..');
@@ -51,7 +43,7 @@ class Cli {
   readonly closed: Promise<Exit>;
 
   constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['-r', 'tsx/cjs', 'lib/cli.ts', ...args], {
+    this.child = spawn(process.execPath, ['-r', 'tsx/cjs', 'lib/cli/index.ts', ...args], {
       cwd: ROOT,
       // REDIS_URL points at the spec's server, so that a default can never reach 6379.
       env: { ...process.env, REDIS_URL: server.url, ...env },

@@ -28,7 +28,7 @@ afterAll(() => {
 
 it('ships only what users need, with no install-time scripts', () => {
   for (const f of files) expect(f).toMatch(/^(dist\/(cjs|esm)\/.*\.(js|d\.ts|json)$|README\.md$|LICENSE$|package\.json$)/);
-  expect(files).toEqual(expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/cli.js', 'README.md', 'LICENSE']));
+  expect(files).toEqual(expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/cli/index.js', 'README.md', 'LICENSE']));
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[hook]).toBeUndefined();
   expect(pkg.engines.node).toBeDefined();
@@ -43,7 +43,7 @@ it('loads with require() from CommonJS', () => {
 });
 
 it('runs the bin', () => {
-  const out = execFileSync(process.execPath, [path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs', 'cli.js'), '--version'], { cwd: scratch }).toString();
+  const out = execFileSync(process.execPath, [path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs', 'cli', 'index.js'), '--version'], { cwd: scratch }).toString();
   expect(out.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 });
 

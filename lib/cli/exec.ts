@@ -1,0 +1,122 @@
+// `holdfast exec`: connect, take the lock, run the command under it, release, and turn
+// all of it into one exit status. Built on the library's public acquire()/Held only.
+import type Redis from 'ioredis';
+import { LockClient, LockLostError, type Held } from '../index.js';
+import { acquireFailureStatus, describeUnavailable } from './acquire-failure.js';
+import type { ExecOptions } from './args.js';
+import { runCommand } from './command.js';
+import { connectAll } from './connect.js';
+import { EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
+import { defaultIo, logTo, message, type Io, type Log } from './io.js';
+import { Interrupted, SignalRouter } from './signals.js';
+
+/** Runs `holdfast exec` with parsed options. Resolves with the exit status; never rejects. */
+export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> {
+  const log = logTo(io, o.verbose);
+  const router = new SignalRouter({
+    forwarding: (signal, child) => log.verbose(`forwarding ${signal} to the command (pid ${child.pid})`),
+    exitNow: (signal) => {
+      log.say(`${signal} while releasing '${o.name}': exiting now; the lock expires within ${o.lease} ms`);
+      process.exit(signalStatus(signal));
+    },
+  });
+  let connections: Redis[] = [];
+  let locks: LockClient | undefined;
+  try {
+    const connecting = connectAll(o.urls, o.connectTimeout, router.interrupted);
+    connections = connecting.redis;
+    const failures = await connecting.failures;
+    if (router.interrupted.aborted) throw router.interrupted.reason;
+    const reachable = o.urls.length - failures.length;
+    if (reachable < connecting.needed) {
+      for (const f of failures) log.say(f);
+      if (o.urls.length > 1) log.say(`${connecting.needed} of ${o.urls.length} masters are needed; ${reachable} reachable`);
+      return EXIT_UNAVAILABLE;
+    }
+    for (const f of failures) log.say(`warning: ${f} (continuing with a majority of masters)`);
+
+    // Quorum mode gets every master, the unreachable ones too: they keep reconnecting
+    // and count again once back.
+    locks = new LockClient(o.urls.length > 1 ? connections : connections[0], {
+      watchdogTimeout: o.lease,
+      ...(o.prefix === undefined ? {} : { keyPrefix: o.prefix }),
+    });
+    locks.on('error', (error) => log.say(`warning: ${message(error)}`));
+    return await holdAndRun(locks, o, router, log);
+  } catch (error) {
+    if (error instanceof Interrupted) {
+      log.say(`${error.signal} while waiting for '${o.name}': the command was not run`);
+      return signalStatus(error.signal);
+    }
+    log.say(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return EXIT_LOCK_LOST;
+  } finally {
+    router.cleanupStarted();
+    await locks?.close().catch(() => undefined);
+    for (const c of connections) c.disconnect();
+    router.stop();
+  }
+}
+
+/**
+ * Takes the lock, runs the command while it is held, releases it. The status is the
+ * command's unless the lock was lost before the command ended (EXIT_LOCK_LOST) or was
+ * not taken. Rejects with Interrupted when a signal stopped the wait.
+ */
+async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRouter, log: Log): Promise<number> {
+  const lock = locks.getLock(o.name);
+  lock.on('renewed', (e) => log.verbose(`renewed '${o.name}' (lease ${e.leaseTime} ms)`));
+  lock.on('renewalFailed', (e) => log.say(`warning: renewing '${o.name}' failed (attempt ${e.attempt}): ${message(e.error)}`));
+
+  const waitStart = performance.now();
+  let held: Held;
+  try {
+    if (o.wait === undefined) log.verbose(`waiting for '${o.name}'`);
+    // No leaseTime: the watchdog renews the hold for as long as the command runs, each
+    // time for --lease (the client's watchdogTimeout).
+    held = await lock.acquire({ signal: router.interrupted, ...(o.wait === undefined ? {} : { waitTime: o.wait }) });
+  } catch (error) {
+    if (error instanceof Interrupted) throw error;
+    const status = acquireFailureStatus(error);
+    if (status === EXIT_LOCK_BUSY) {
+      log.say(`lock '${o.name}' is held by another owner; not taken within ${o.wait} ms${o.wait === 0 ? ' (--wait 0: one attempt)' : ''}`);
+    } else {
+      log.say(`cannot take '${o.name}': ${describeUnavailable(error)}`);
+    }
+    return status;
+  }
+  log.verbose(`acquired '${o.name}' (token ${held.token}) after ${Math.round(performance.now() - waitStart)} ms; running ${o.command}`);
+
+  let status: number;
+  // The loss that counts is one before the command ended: after that, it ran under the lock.
+  let lostInTime: LockLostError | undefined;
+  try {
+    status = held.signal.aborted ? EXIT_LOCK_LOST : await runUnlessInterrupted(held, o, router, log);
+    lostInTime = held.signal.aborted ? (held.signal.reason as LockLostError) : undefined;
+  } finally {
+    // After a loss release() rejects with the LockLostError at once and touches nothing
+    // in Redis (the key may be someone else's by now).
+    try {
+      await held.release();
+      log.verbose(`released '${o.name}'`);
+    } catch (error) {
+      if (!(error instanceof LockLostError)) log.say(`warning: ${message(error)}`);
+    }
+  }
+  if (lostInTime) {
+    log.say(`exiting ${EXIT_LOCK_LOST}: lock '${o.name}' was lost (${lostInTime.reason}) before the command ended`);
+    return EXIT_LOCK_LOST;
+  }
+  return status;
+}
+
+/** Runs the command, unless a signal came between the grant and now. */
+function runUnlessInterrupted(held: Held, o: ExecOptions, router: SignalRouter, log: Log): Promise<number> {
+  const early = router.interrupted.reason as unknown;
+  if (early instanceof Interrupted) {
+    log.say(`${early.signal} before the command started: not running it`);
+    return Promise.resolve(signalStatus(early.signal));
+  }
+  const env = { HOLDFAST_LOCK: o.name, HOLDFAST_TOKEN: String(held.token) };
+  return runCommand({ command: o.command, args: o.args, env, grace: o.grace }, held.signal, router, log);
+}
