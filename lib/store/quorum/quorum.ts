@@ -319,10 +319,15 @@ export class QuorumStore implements Store {
     this.givenBack.set(channel, givenBack);
     return new Promise((resolve) => {
       let done = 0;
+      const settled = () => {
+        if (++done === this.quorum) resolve();
+      };
       for (const [i, m] of this.masters.entries()) {
-        void m.subscribe(channel, (message) => givenBack.has(i) || listener(message)).then(() => {
-          if (++done === this.quorum) resolve();
-        });
+        // A master that is down cannot deliver a release: it does not hold up the
+        // waiter's retries (its subscriber keeps trying on its own).
+        const down = m.down;
+        void m.subscribe(channel, (message) => givenBack.has(i) || listener(message)).then(() => down || settled());
+        if (down) settled();
       }
     });
   }
