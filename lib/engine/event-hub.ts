@@ -51,6 +51,7 @@ export class EventHub {
   error(error: unknown): void {
     const e = error instanceof Error ? error : new Error(String(error));
     if (this.client.listenerCount('error') > 0) this.client.emit('error', e);
-    else process.emitWarning(e);
+    // Never silence, never a throw: the string form works whatever realm made e.
+    else process.emitWarning(`${e.name}: ${e.message}`, { type: 'HoldfastWarning', detail: e.stack });
   }
 }

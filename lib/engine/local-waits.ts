@@ -8,6 +8,13 @@ import { WaitQueue, type Waiter } from './wait-queue.js';
 
 const now = () => performance.now();
 
+/** Resolves when p settles or after ms, whichever comes first. */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([p.then(() => undefined), bound]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Local hand-offs in a row after which a release checks for waiters in other clients
  * and, if there are any, publishes instead: one process with many waiters may not keep
@@ -165,12 +172,15 @@ export class LocalWaits {
     queue.pumping = true;
     let failure: unknown;
     try {
-      // Subscribe before the retry, so a release between the two is not missed.
-      await host.store.subscribe(keys.channel, () => {
+      // Subscribe before the retry, so a release between the two is not missed; but a
+      // subscription that does not come (Redis unreachable) holds retries up for one
+      // command bound at most (the subscriber keeps trying on its own).
+      const subscribed = host.store.subscribe(keys.channel, () => {
         // Someone released: the yield window has served its purpose.
         this.yields.delete(keys.key);
         queue.wake();
       });
+      await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
       while (!host.closed) {
         if (queue.idle) {
           await queue.sleep(LINGER);

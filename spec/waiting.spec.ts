@@ -1,0 +1,213 @@
+import Redis from 'ioredis';
+import { LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock } from '../lib';
+import { startServer, type RedisServer } from '../scripts/servers';
+import { TcpProxy } from './helpers/proxy';
+import { nextEvent, waitFor } from './helpers/wait';
+
+// The waiting rules (DESIGN "Waiting, and Redis that does not answer") on one master:
+// a wait keeps its budget whatever Redis does, retries failed attempts with backoff and
+// reports each one, and ends with its last outcome.
+
+let server: RedisServer;
+let admin: Redis;
+const clients: LockClient[] = [];
+const connections: Redis[] = [];
+let n = 0;
+const name = () => `wait-${++n}`;
+const key = (lockName: string) => `holdfast:{${lockName}}`;
+
+function connect(port: number): Redis {
+  const c = new Redis(port, '127.0.0.1', { retryStrategy: () => 20 });
+  c.on('error', () => undefined);
+  connections.push(c);
+  return c;
+}
+
+function client(connection: Redis, options?: ClientOptions): LockClient {
+  const c = new LockClient(connection, options);
+  clients.push(c);
+  return c;
+}
+
+/** Collects acquireFailed events of a client. */
+function failures(c: LockClient): AcquireFailedEvent[] {
+  const seen: AcquireFailedEvent[] = [];
+  c.on('acquireFailed', (e) => seen.push(e));
+  return seen;
+}
+
+/** How long the call takes to settle, and how. */
+async function timed<T>(call: () => Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
+  const start = performance.now();
+  try {
+    const value = await call();
+    return { ms: performance.now() - start, value };
+  } catch (error) {
+    return { ms: performance.now() - start, error };
+  }
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  admin = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 20 });
+  admin.on('error', () => undefined);
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  for (const c of connections.splice(0)) c.disconnect();
+  if (!server.running) await server.restart();
+  await admin.client('UNPAUSE').catch(() => undefined);
+});
+afterAll(async () => {
+  admin.disconnect();
+  await server.stop();
+});
+
+describe('a stopped server', () => {
+  it('tryLock() settles within one command bound (1 s by default) with LockUnavailableError', async () => {
+    const locks = client(connect(server.port));
+    await locks.getLock(name()).tryLock(); // connected and scripts loaded
+    await server.kill();
+    const r = await timed(() => locks.getLock(name()).tryLock());
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    expect((r.error as LockUnavailableError).code).toBe('HOLDFAST_UNAVAILABLE');
+    expect((r.error as LockUnavailableError).cause).toBeInstanceOf(Error);
+    expect(r.ms).toBeLessThan(1_000 + 250);
+  });
+
+  it('tryLock(w) and run() with waitTime keep their budget, retry with backoff and report each failure', async () => {
+    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const seen = failures(locks);
+    await locks.getLock(name()).tryLock();
+    await server.kill();
+    const lockName = name();
+    const r = await timed(() => locks.getLock(lockName).tryLock(1_200));
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    expect(r.ms).toBeGreaterThanOrEqual(1_200);
+    expect(r.ms).toBeLessThan(1_200 + 200 + 250);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.map((e) => e.attempt)).toEqual(seen.map((_, i) => i + 1));
+    expect(seen.every((e) => e.name === lockName && e.error instanceof Error)).toBe(true);
+
+    let ran = false;
+    const run = await timed(() => locks.getLock(name()).run(() => void (ran = true), { waitTime: 500 }));
+    expect(run.error).toBeInstanceOf(LockUnavailableError);
+    expect(ran).toBe(false);
+  });
+
+  it('lock() keeps trying until Redis is back, then holds the lock', async () => {
+    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const seen = failures(locks);
+    const lock = locks.getLock(name());
+    await lock.tryLock(); // loads the scripts
+    await lock.unlock();
+    await server.kill();
+    let done = false;
+    const waiting = lock.lock().then(() => void (done = true));
+    await waitFor(() => seen.length >= 2, { timeout: 5_000, message: 'two failed attempts' });
+    expect(done).toBe(false);
+    await server.restart();
+    await waitFor(() => done, { timeout: 5_000, message: 'lock() resolved after the restart' });
+    await waiting;
+    expect(await admin.exists(key(lock.name))).toBe(1);
+    await lock.unlock();
+    expect(await admin.exists(key(lock.name))).toBe(0);
+  });
+
+  it('an aborted wait rejects with the reason and leaves no hold and no subscription', async () => {
+    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const seen = failures(locks);
+    const lock = locks.getLock(name());
+    await lock.tryLock();
+    await lock.unlock();
+    await server.kill();
+    const aborts = new AbortController();
+    const waiting = lock.lock({ signal: aborts.signal }).catch((e: unknown) => e);
+    await waitFor(() => seen.length >= 1, { timeout: 5_000, message: 'a failed attempt' });
+    aborts.abort(new Error('caller gave up'));
+    expect(((await waiting) as Error).message).toBe('caller gave up');
+    await server.restart();
+    await waitFor(async () => ((await admin.pubsub('NUMSUB', `${key(lock.name)}:ch`)) as [string, number])[1] === 0, { timeout: 5_000, message: 'no subscription left' });
+    expect(await admin.exists(key(lock.name))).toBe(0);
+  });
+});
+
+describe('a black-holed connection', () => {
+  let proxy: TcpProxy;
+  beforeEach(async () => {
+    proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+  });
+  afterEach(async () => {
+    await proxy.close();
+  });
+
+  it.each([false, true])('tryLock(w) ends within w plus one bound, and late grants are given back (fair: %s)', async (fair) => {
+    const locks = client(connect(proxy.port), { commandTimeout: 200 });
+    const seen = failures(locks);
+    const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
+    await get(name()).tryLock(); // connected, scripts loaded
+    const lockName = name();
+    proxy.blackhole();
+    const r = await timed(() => get(lockName).tryLock(600));
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    expect(r.ms).toBeGreaterThanOrEqual(600);
+    expect(r.ms).toBeLessThan(600 + 200 + 250);
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    proxy.resume();
+    // Whatever reached the server late was granted to nobody: it is given back.
+    await waitFor(async () => (await admin.exists(key(lockName))) === 0, { timeout: 5_000, message: 'no hold left' });
+  });
+});
+
+describe('a wait across an outage', () => {
+  // The holder's lease ends while writes are paused: the waiter's attempt then times
+  // out, and the wait goes on instead of rejecting.
+  it.each([false, true])('a waiting lock() survives timed-out attempts and gets the lock after (fair: %s)', async (fair) => {
+    const connection = connect(server.port);
+    const holder = client(connection);
+    const waiter = client(connection, { commandTimeout: 300 });
+    const get = (c: LockClient, lockName: string): Lock => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
+    const lockName = name();
+    const seen = failures(waiter);
+    await get(holder, lockName).lock(800);
+    let done = false;
+    const waiting = get(waiter, lockName).lock().then(() => void (done = true));
+    await admin.client('PAUSE', 10_000, 'WRITE');
+    await nextEvent(waiter, 'acquireFailed', 5_000);
+    expect(done).toBe(false);
+    await admin.client('UNPAUSE');
+    await waitFor(() => done, { timeout: 5_000, message: 'the waiter holds the lock' });
+    await waiting;
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    expect(await get(waiter, lockName).isLocked()).toBe(true);
+  });
+});
+
+describe('deadlines', () => {
+  it.each([false, true])('tryLock(50) on a held lock never settles before 50 ms (fair: %s)', async (fair) => {
+    const locks = client(connect(server.port));
+    const other = client(connect(server.port));
+    const lockName = name();
+    const get = (c: LockClient) => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
+    await get(other).lock();
+    const times: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await timed(() => get(locks).tryLock(50));
+      expect(r.value).toBe(false);
+      times.push(r.ms);
+    }
+    expect(Math.min(...times)).toBeGreaterThanOrEqual(50);
+  });
+
+  it('run() and acquire() whose wait runs out reject with LockTimeoutError', async () => {
+    const locks = client(connect(server.port));
+    const other = client(connect(server.port));
+    const lockName = name();
+    await other.getLock(lockName).lock();
+    const run = await timed(() => locks.getLock(lockName).run(() => 1, { waitTime: 100 }));
+    expect(run.error).toBeInstanceOf(LockTimeoutError);
+    expect(run.error).toMatchObject({ code: 'HOLDFAST_WAIT_TIMEOUT', waitTime: 100, lockName });
+    const held = await timed(() => locks.getLock(lockName).acquire({ waitTime: 0 }));
+    expect(held.error).toBeInstanceOf(LockTimeoutError);
+  });
+});
