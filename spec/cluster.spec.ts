@@ -1,5 +1,5 @@
 import Redis, { Cluster } from 'ioredis';
-import { LockClient } from '../lib';
+import { LockClient, LockUnavailableError } from '../lib';
 import { startCluster, type TestCluster } from '../scripts/servers';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
@@ -135,3 +135,26 @@ async function nodeOf(k: string): Promise<Redis> {
   const owner = slots.find(([from, to]) => slot >= from && slot <= to)!;
   return new Redis(owner[2][1], '127.0.0.1');
 }
+
+it('a wait for a name whose node is down ends within its budget with LockUnavailableError, and works once the node is back', async () => {
+  const lockName = name();
+  const locks = new LockClient(redis, { watchdogTimeout: WATCHDOG, commandTimeout: 300 });
+  clients.push(locks);
+  const failed: unknown[] = [];
+  locks.on('acquireFailed', (e) => failed.push(e.error));
+  const slot = (await redis.cluster('KEYSLOT', key(lockName))) as number;
+  const ranges = (await redis.cluster('SLOTS')) as [number, number, [string, number]][];
+  const port = ranges.find(([from, to]) => from <= slot && slot <= to)![2][1];
+  const node = cluster.nodes.find((s) => s.port === port)!;
+  await node.kill();
+  const start = performance.now();
+  const error = await locks.getLock(lockName).tryLock(800).catch((e: unknown) => e);
+  const waited = performance.now() - start;
+  expect(error).toBeInstanceOf(LockUnavailableError);
+  expect(waited).toBeGreaterThanOrEqual(800);
+  expect(waited).toBeLessThan(800 + 300 + 500);
+  expect(failed.length).toBeGreaterThan(0);
+  await node.restart(); // rejoins with its slots (nodes.conf kept), keys gone
+  await waitFor(() => locks.getLock(lockName).tryLock(0, 2_000).catch(() => false), { timeout: 20_000, message: 'locking works again' });
+  await locks.getLock(lockName).forceUnlock();
+});

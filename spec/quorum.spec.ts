@@ -350,3 +350,23 @@ it('keeps fencing tokens strictly increasing across rolling restarts of empty ma
   await take(b);
   for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
 });
+
+it('a wait goes on through a rolling restart: restarted masters sitting out do not end it', async () => {
+  const lockName = name();
+  const locks = client();
+  const seen: unknown[] = [];
+  locks.on('acquireFailed', (e) => seen.push(e.error));
+  const first = locks.getLock(lockName);
+  await first.tryLock(); // the masters' ages are known
+  await first.unlock();
+  // Two masters restart empty (they sit out one lease) while a third is down: no
+  // majority can vote until the restarted ones are back in.
+  await Promise.all([masters[0].restart(), masters[1].restart(), masters[2].kill()]);
+  await waitFor(() => conns[0].status === 'ready' && conns[1].status === 'ready', { timeout: 5_000 });
+  const start = performance.now();
+  const token = await locks.getLock(lockName).run(({ token }) => token, { waitTime: 4_000 });
+  expect(token).toBeGreaterThan(0);
+  expect(seen.length).toBeGreaterThan(0);
+  expect(seen.every((e) => e instanceof QuorumError)).toBe(true);
+  expect(performance.now() - start).toBeLessThan(4_000);
+});
