@@ -29,6 +29,7 @@ export const scripts = {
   forceUnlock: new Script('force-unlock', lua.forceUnlock),
   fenceFloor: new Script('fence-floor', lua.fenceFloor),
   setLevel: new Script('set-level', lua.setLevel),
+  restore: new Script('restore', lua.restore),
   fairAcquire: new Script('fair-acquire', lua.fairAcquire),
   fairRelease: new Script('fair-release', lua.fairRelease),
   fairLeave: new Script('fair-leave', lua.fairLeave),

@@ -338,3 +338,39 @@ it('keeps fencing tokens strictly increasing across rolling restarts of empty ma
   await take(b);
   for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
 });
+
+it('puts a watchdog hold back on a master restarted empty, so it survives a rolling restart', async () => {
+  // Three masters: after master 0 restarts empty and master 1 dies, the hold rests on
+  // masters 0 and 2 only if master 0 was given it back meanwhile.
+  const locks = new LockClient(conns.slice(0, 3), { watchdogTimeout: WATCHDOG });
+  clients.push(locks);
+  const lock = locks.getLock(name());
+  const other = locks.getLock(name()); // its renewals mark rounds after the forceUnlock
+  const lost: LostEvent[] = [];
+  lock.on('lost', (e) => lost.push(e));
+  await lock.lock();
+  await other.lock();
+  const hash = () => conns[2].hgetall(key(lock.name));
+  const held = await hash();
+
+  await masters[0].restart(); // empty: it forgot the hold
+  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await nextEvent(lock, 'renewed', WATCHDOG);
+  await waitFor(async () => (await conns[0].exists(key(lock.name))) === 1, { timeout: WATCHDOG * 2, message: 'the hold put back on master 0' });
+  expect(await conns[0].hgetall(key(lock.name))).toEqual(held);
+  expect(await conns[0].pttl(key(lock.name))).toBeGreaterThan(0);
+
+  await masters[1].kill();
+  await waitFor(() => conns[1].status !== 'ready');
+  for (let i = 0; i < 3; i++) await nextEvent(lock, 'renewed', WATCHDOG);
+  expect(lost).toEqual([]);
+
+  // A forceUnlock deletes it everywhere: the hold ends and nothing puts it back.
+  const ended = nextEvent<LostEvent>(lock, 'lost', WATCHDOG * 2);
+  expect(await lock.forceUnlock()).toBe(true);
+  expect(['deleted', 'quorum']).toContain((await ended).reason);
+  for (let i = 0; i < 2; i++) await nextEvent(other, 'renewed', WATCHDOG);
+  expect(await Promise.all([conns[0], conns[2]].map((c) => c.exists(key(lock.name))))).toEqual([0, 0]);
+  expect(lost).toHaveLength(1);
+  await other.unlock();
+});

@@ -2,6 +2,7 @@ import { QuorumError, type Vote } from '../errors/QuorumError.js';
 import { LockError } from '../errors/LockError.js';
 import { lagAllowance, type Master } from './master.js';
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './quorum-decision.js';
+import { EndedWhileRenewing, restoreHolds } from './quorum-restore.js';
 import { SitOut } from './restarts.js';
 import type { AcquireResult, Backend, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome } from './types.js';
 
@@ -69,6 +70,9 @@ export class Quorum implements Backend {
    * that refused us, so their releases still wake us.
    */
   private readonly givenBack = new Map<string, Set<number>>();
+
+  /** Holds ended while renewals were out: renew() does not put those back. */
+  private readonly ended = new EndedWhileRenewing();
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const ages = this.sitOut.ready();
@@ -181,6 +185,7 @@ export class Quorum implements Backend {
 
   /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
   async release(k: LockKeys, owner: string, _next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
+    if (held === 1) this.ended.end(k.key);
     const replies = await Promise.all(this.all((m) => m.release(k, owner, undefined, timeout, held)));
     let count = 0;
     let released = 0;
@@ -197,29 +202,51 @@ export class Quorum implements Backend {
     throw new QuorumError(k.name, 'release', this.quorum, this.errorVotes(replies));
   }
 
+  /**
+   * Renewed where a majority renewed. A hold a majority renewed is put back on the
+   * masters that answered "gone" (restarted empty): a majority confirmed it was still
+   * ours, so this cannot bring back a hold that was deleted everywhere (a forceUnlock).
+   */
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
     const sentAt = now();
+    const mark = this.ended.begin();
     const perMaster = await Promise.all(this.all((m) => m.renew(items, timeout)));
-    return items.map((item, i) => {
+    const putBack: RenewItem[][] = this.masters.map(() => []);
+    const outcomes = items.map((item, i): RenewOutcome => {
       let ok = 0;
       let gone = 0;
+      let deleted = 0;
       let error: Error | undefined;
       for (const reply of perMaster) {
         if (!reply.ok) error = reply.error;
         else {
           const o = reply.value[i];
           if (o.ok) ok += 1;
-          else if ('reason' in o) gone += 1;
-          else error = o.error;
+          else if ('reason' in o) {
+            gone += 1;
+            if (o.reason === 'deleted') deleted += 1;
+          } else error = o.error;
         }
       }
-      if (ok >= this.quorum) return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
+      if (ok >= this.quorum) {
+        if (deleted > 0 && !this.ended.endedSince(item.keys.key, mark)) {
+          perMaster.forEach((reply, j) => {
+            const o = reply.ok ? reply.value[i] : undefined;
+            if (o && !o.ok && 'reason' in o && o.reason === 'deleted') putBack[j].push(item);
+          });
+        }
+        return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
+      }
       if (gone > this.size - this.quorum) return { ok: false, reason: 'quorum' };
       return { ok: false, error: error ?? new LockError('renewal reached no majority') };
     });
+    this.ended.finish(mark);
+    putBack.forEach((lost, j) => lost.length > 0 && restoreHolds(this.masters[j], lost));
+    return outcomes;
   }
 
   async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    this.ended.end(k.key);
     const replies = await Promise.all(this.all((m) => m.forceUnlock(k, timeout)));
     if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'forceUnlock', this.quorum, this.errorVotes(replies));
     return replies.some((r) => r.ok && r.value);

@@ -24,6 +24,8 @@ export interface RenewItem {
   readonly keys: LockKeys;
   readonly owner: string;
   readonly lease: number;
+  /** Levels the owner holds (quorum mode puts them back on a master that lost the hold); 1 if absent. */
+  readonly levels?: number;
 }
 
 /** Per item: renewed (with the time the renewal was sent), or why not; an Error is transient. */
