@@ -14,7 +14,7 @@ const CHUNK = 500;
  * Best effort, in the background: the master counts toward the next renewal's majority
  * once it has the key again. The script sets the key only where it is absent, so it
  * never overrides another owner's hold. Quorum masters are plain Redis servers (no
- * Cluster), so one call per chunk.
+ * Cluster), so one call per chunk; rare (a master lost keys), so sent as EVAL.
  */
 export function restoreHolds(m: Master, items: readonly RenewItem[]): void {
   // A down master would queue the call and run it after it comes back, maybe well after
@@ -24,11 +24,9 @@ export function restoreHolds(m: Master, items: readonly RenewItem[]): void {
     const chunk = items.slice(start, start + CHUNK);
     const args: (string | number)[] = [];
     for (const item of chunk) args.push(item.owner, item.levels ?? 1, item.lease);
-    scripts.restore.run(
-      m.connection,
-      chunk.map((item) => item.keys.key),
-      args,
-    ).catch(() => undefined);
+    // EVAL, not EVALSHA: the master restarted, so it lacks the script, and a NOSCRIPT
+    // fallback would send it again after commands sent later (a release of the hold).
+    m.connection.eval(scripts.restore.lua, chunk.length, ...chunk.map((item) => item.keys.key), ...args).catch(() => undefined);
   }
 }
 
@@ -37,8 +35,9 @@ export function restoreHolds(m: Master, items: readonly RenewItem[]): void {
  * was out. A renewal that a majority confirmed before the release reached them, and a
  * master answered "gone", must not put the hold back after the release deleted it: the
  * key would stay on that master for a lease after the unlock. Release and restore go
- * out on the same connections, so a restore sent before the release is deleted by it;
- * only a restore decided after the release was sent is at risk, and this log sees it.
+ * out on the same connection, in order (the restore as EVAL, never resent after a
+ * NOSCRIPT), so a restore sent before the release is deleted by it; only a restore
+ * decided after the release was sent is at risk, and this log sees it.
  */
 export class EndedWhileRenewing {
   private seq = 0;
