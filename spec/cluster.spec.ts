@@ -143,7 +143,7 @@ it('a wait for a name whose node is down ends within its budget with LockUnavail
   const failed: unknown[] = [];
   locks.on('acquireFailed', (e) => failed.push(e.error));
   const slot = (await redis.cluster('KEYSLOT', key(lockName))) as number;
-  const ranges = (await redis.cluster('SLOTS')) as [number, number, [string, number]][];
+  const ranges = (await redis.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
   const port = ranges.find(([from, to]) => from <= slot && slot <= to)![2][1];
   const node = cluster.nodes.find((s) => s.port === port)!;
   await node.kill();

@@ -4,6 +4,7 @@ import { startMasters, type RedisServer } from '../scripts/servers';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 import { TcpProxy } from './helpers/proxy';
+import { restore as restoreScript } from '../lib/store/scripts/maintain';
 
 // Quorum mode over 5 independent masters: majorities, votes, fencing across
 // restarts, outages of a minority and of a majority.
@@ -369,4 +370,84 @@ it('a wait goes on through a rolling restart: restarted masters sitting out do n
   expect(seen.length).toBeGreaterThan(0);
   expect(seen.every((e) => e instanceof QuorumError)).toBe(true);
   expect(performance.now() - start).toBeLessThan(4_000);
+});
+
+it('puts a watchdog hold back on a master restarted empty, so it survives a rolling restart', async () => {
+  // Three masters: after master 0 restarts empty and master 1 dies, the hold rests on
+  // masters 0 and 2 only if master 0 was given it back meanwhile.
+  const locks = new LockClient(conns.slice(0, 3), { watchdogTimeout: WATCHDOG });
+  clients.push(locks);
+  const lock = locks.getLock(name());
+  const other = locks.getLock(name()); // its renewals mark rounds after the forceUnlock
+  const lost: LostEvent[] = [];
+  lock.on('lost', (e) => lost.push(e));
+  await lock.lock();
+  await other.lock();
+  const hash = () => conns[2].hgetall(key(lock.name));
+  const held = await hash();
+
+  await masters[0].restart(); // empty: it forgot the hold
+  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await nextEvent(lock, 'renewed', WATCHDOG);
+  await waitFor(async () => (await conns[0].exists(key(lock.name))) === 1, { timeout: WATCHDOG * 2, message: 'the hold put back on master 0' });
+  expect(await conns[0].hgetall(key(lock.name))).toEqual(held);
+  expect(await conns[0].pttl(key(lock.name))).toBeGreaterThan(0);
+
+  await masters[1].kill();
+  await waitFor(() => conns[1].status !== 'ready');
+  for (let i = 0; i < 3; i++) await nextEvent(lock, 'renewed', WATCHDOG);
+  expect(lost).toEqual([]);
+
+  // A forceUnlock deletes it everywhere: the hold ends and nothing puts it back.
+  const ended = nextEvent<LostEvent>(lock, 'lost', WATCHDOG * 2);
+  expect(await lock.forceUnlock()).toBe(true);
+  expect(['deleted', 'quorum']).toContain((await ended).reason);
+  for (let i = 0; i < 2; i++) await nextEvent(other, 'renewed', WATCHDOG);
+  expect(await Promise.all([conns[0], conns[2]].map((c) => c.exists(key(lock.name))))).toEqual([0, 0]);
+  expect(lost).toHaveLength(1);
+  await other.unlock();
+});
+
+it('does not put a hold back after its unlock was sent, when the renewal that saw it gone answers late', async () => {
+  const locks = new LockClient(conns.slice(0, 3), { watchdogTimeout: 3_000 });
+  clients.push(locks);
+  const lock = locks.getLock(name());
+  await lock.lock();
+  let unlocked: Promise<void> | undefined;
+  try {
+    // A renewal finds the key gone on master 0 and renewed on master 1, while master 2
+    // (paused) holds up its answer: a majority, but only once master 2 answers.
+    masters[2].pause();
+    await conns[0].del(key(lock.name));
+    let last = await conns[1].pttl(key(lock.name));
+    const renewedOn1 = async () => {
+      const [previous, now] = [last, (last = await conns[1].pttl(key(lock.name)))];
+      return now > previous + 50;
+    };
+    await waitFor(renewedOn1, { timeout: 3_000, interval: 10, message: 'a renewal on master 1' });
+    // The unlock goes out meanwhile (it is through on master 1, so sent on master 0 too).
+    unlocked = lock.unlock();
+    await waitFor(async () => (await conns[1].exists(key(lock.name))) === 0, { timeout: 1_000, interval: 5, message: 'the release on master 1' });
+  } finally {
+    masters[2].resume();
+  }
+  await unlocked;
+  // Master 2 answered the renewal (a majority, with master 0 "gone") before the release:
+  // a restore would have gone out on conns[0] before this EXISTS.
+  expect(await presence(lock.name).then((p) => p.slice(0, 3))).toEqual([0, 0, 0]);
+});
+
+it('restore.lua puts a hold back only where the key is absent', async () => {
+  const [free, other, own] = [name(), name(), name()].map(key);
+  await conns[0].hset(other, 'other-owner', 1);
+  await conns[0].pexpire(other, 10_000);
+  await conns[0].hset(own, 'me', 3);
+  const restore = (...keys: string[]) => conns[0].eval(restoreScript.lua, keys.length, ...keys, ...keys.flatMap(() => ['me', 2, 5_000]));
+  expect(await restore(free, other, own)).toEqual([1, 0, 0]);
+  expect(await conns[0].hgetall(free)).toEqual({ me: '2' });
+  expect(await conns[0].pttl(free)).toBeGreaterThan(4_000);
+  expect(await conns[0].hgetall(other)).toEqual({ 'other-owner': '1' });
+  expect(await conns[0].pttl(other)).toBeGreaterThan(5_000);
+  expect(await conns[0].hgetall(own)).toEqual({ me: '3' });
+  await conns[0].del(free, other, own);
 });

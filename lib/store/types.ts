@@ -24,7 +24,7 @@ export interface RenewItem {
   readonly keys: LockKeys;
   readonly owner: string;
   readonly lease: number;
-  /** Levels the client holds: what a master that lost the hold is given back (quorum mode). */
+  /** Levels the owner holds (quorum mode puts them back on a master that lost the hold); 1 if absent. */
   readonly levels?: number;
 }
 

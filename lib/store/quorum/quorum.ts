@@ -1,9 +1,11 @@
 import { QuorumError, type Vote } from '../../errors/QuorumError.js';
 import { LockError } from '../../errors/LockError.js';
-import { withTimeout } from '../../util/timeout.js';
 import { lagAllowance } from '../lease-margin.js';
 import type { MasterStore as Master } from '../master/master.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
+import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
+import { SitOut } from './restarts.js';
+import { EndedWhileRenewing, restoreHolds } from './restore.js';
 
 const now = () => performance.now();
 
@@ -29,7 +31,7 @@ export class QuorumStore implements Store {
   readonly size: number;
   readonly quorum: number;
 
-  /** Smoothed round trip of the slowest master a majority needs (sizes the no-barging window). */
+  /** Smoothed round trip of the slowest master (sizes the no-barging window). */
   get rtt(): number {
     return Math.max(...this.masters.map((m) => m.rtt));
   }
@@ -38,12 +40,16 @@ export class QuorumStore implements Store {
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
     /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
-    private readonly sitOut: number,
+    sitOut: number,
   ) {
     this.size = masters.length;
     this.quorum = Math.floor(masters.length / 2) + 1;
     for (const m of masters) m.watchRestarts(sitOut);
+    this.sitOut = new SitOut(masters, sitOut, this.quorum);
   }
+
+  /** Which masters sit out after a restart (Redlock's delayed restart). */
+  private readonly sitOut: SitOut;
 
   /** Redlock's drift (driftFactor of the lease + 2 ms), plus room for late timers as on one master. */
   private drift(lease: number): number {
@@ -71,167 +77,111 @@ export class QuorumStore implements Store {
    */
   private readonly givenBack = new Map<string, Set<number>>();
 
-  /** Resolved once every master's age is known (or could not be): then youngMasters() can judge. */
-  private ages: Promise<void> | undefined;
+  /** Holds ended while renewals were out: renew() does not put those back. */
+  private readonly ended = new EndedWhileRenewing();
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
-    // A client's first acquisition waits for the masters' ages, bounded: a client started
-    // just after a restart must already keep the young master out.
-    this.ages ??= withTimeout(Promise.all(this.masters.filter((m) => !m.down).map((m) => m.restarts?.known)), 500, 'INFO').then(
-      () => undefined,
-      () => undefined,
-    );
-    return this.ages.then(() => this.acquireNow(k, owner, lease, timeout, held));
-  }
-
-  private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
-    const start = now();
-    const replies = this.all((m) => {
-      const wait = this.sitOutLeft(m);
-      if (wait > 0) return Promise.reject(new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`));
-      const epoch = m.epoch;
-      return m.acquire(k, owner, lease, timeout, held).then((result) => {
-        // The connection broke while the call was out: ioredis may have resent it to a
-        // master restarted empty, whose grant ignores holds it forgot (chaos: an overlap).
-        if (result.granted && (m.epoch !== epoch || this.sitOutLeft(m) > 0)) {
-          this.undo(this.masters.indexOf(m), k, owner);
-          throw new LockError('the connection to this master broke while the acquire was out, so its grant may come from a restarted server: not counted');
-        }
-        return result;
-      });
-    });
-    return new Promise<AcquireResult>((resolve, reject) => {
-      const votes: (Vote | undefined)[] = new Array(this.size);
-      const counters: (number | undefined)[] = new Array(this.size);
-      let decided: 'granting' | 'granted' | 'failed' | undefined;
-      let granted = 0;
-      let held = 0;
-      let errors = 0;
-      let finalToken = 0;
-      const fail = () => {
-        decided = 'failed';
-        const back = this.givenBack.get(k.channel);
-        back?.clear();
-        votes.forEach((v, i) => {
-          if (v?.outcome !== 'granted') return;
-          this.undo(i, k, owner);
-          back?.add(i);
-        });
-        const all = this.votes(votes);
-        if (errors > this.size - this.quorum) reject(new QuorumError(k.name, 'acquire', this.quorum, all));
-        else resolve({ granted: false, pttl: Math.min(1_000, ...all.flatMap((v) => (v.outcome === 'held' ? [v.pttl] : []))) });
-      };
-      let answered = 0;
-      let graceTimer: NodeJS.Timeout | undefined;
-      const grant = () => {
-        if (decided !== 'granting') return;
-        clearTimeout(graceTimer);
-        decided = 'granted';
-        this.givenBack.get(k.channel)?.clear();
-        const validity = lease - (now() - start) - this.drift(lease);
-        if (validity <= 0) {
-          errors = 0;
-          return fail();
-        }
-        // Above every token a master that answered has minted: a master still holding
-        // a stale grant may be ahead of the (possibly restarted) granting ones.
-        finalToken = Math.max(
-          ...votes.flatMap((v) => (v?.outcome === 'granted' ? [v.token] : [])),
-          ...votes.flatMap((v, i) => (v?.outcome === 'held' && counters[i] !== undefined ? [counters[i]! + 1] : [])),
-        );
-        this.raiseFloors(k, counters, finalToken, timeout).then(
-          () => resolve({ granted: true, token: finalToken, validUntil: start + lease - this.drift(lease) }),
-          () => {
-            // Fewer than a majority is known to be at >= the token: handing it out
-            // could let a later majority mint a smaller one.
-            errors = this.size;
-            fail();
-          },
-        );
-      };
-      replies.forEach((p, i) =>
-        p.then((reply) => {
-          answered += 1;
-          if (reply.ok && reply.value.granted) {
-            votes[i] = { master: i, outcome: 'granted', token: reply.value.token };
-            counters[i] = reply.value.token;
-            granted += 1;
-          } else if (reply.ok && !reply.value.granted) {
-            votes[i] = { master: i, outcome: 'held', pttl: reply.value.pttl };
-            counters[i] = reply.value.counter;
-            held += 1;
-          } else {
-            votes[i] = { master: i, outcome: 'error', error: (reply as { error: Error }).error };
-            errors += 1;
-          }
-          if (decided === 'failed') {
-            // Late: the decision went against us, give back what this master granted.
-            if (votes[i]?.outcome === 'granted') {
-              this.undo(i, k, owner);
-              this.givenBack.get(k.channel)?.add(i);
-            }
-            return;
-          }
-          if (decided === 'granted') {
-            // Late but ours: keep it, and lift this master's counter to the token given out.
-            if (counters[i] !== undefined && counters[i]! < finalToken) this.masters[i].fenceFloor(k, finalToken, timeout).catch(() => undefined);
-            return;
-          }
-          if (decided === 'granting') {
-            if (answered === this.size) grant();
-            return;
-          }
-          if (granted >= this.quorum) {
-            // The token must exceed every counter a master still holding a stale grant
-            // reports, and those replies may trail the granting majority (restarted
-            // masters answer after NOSCRIPT and a second round trip): give the others a
-            // moment, as long as the majority took, before choosing the token.
-            decided = 'granting';
-            if (answered === this.size) return grant();
-            graceTimer = setTimeout(grant, Math.max(2, Math.min(now() - start, lease / 10)));
-          } else if (held + errors > this.size - this.quorum) {
-            fail();
-          }
-        }),
-      );
-    });
+    const ages = this.sitOut.ready();
+    if (!ages) return this.acquireNow(k, owner, lease, timeout, held);
+    return ages.then(() => this.acquireNow(k, owner, lease, timeout, held));
   }
 
   /**
-   * Masters started less than one lease ago while a majority of masters is older: they
-   * restarted under running clients (a whole deployment started together is not held
-   * back). Returns each one's remaining sit-out.
+   * Sends the acquire to every master and feeds each answer to decide() (see
+   * quorum-decision.ts), then does what it decided. One callback per master's answer.
    */
-  private youngMasters(): Map<Master, number> {
-    const t = now();
-    const young = new Map<Master, number>();
-    let old = 0;
-    for (const m of this.masters) {
-      const left = (m.restarts?.startedAt ?? -Infinity) + this.sitOut - t;
-      if (left > 0) young.set(m, left);
-      else old += 1;
+  private acquireNow(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
+    const start = now();
+    const drift = this.drift(lease);
+    const votes: (Ballot | undefined)[] = new Array(this.size);
+    return new Promise<AcquireResult>((resolve, reject) => {
+      /** 'wait' and 'grace' until decided; then the grant or failure, which late answers follow. */
+      let decision: Decision = WAIT;
+      let grace: NodeJS.Timeout | undefined;
+      const settle = (d: Decision & { action: 'grant' | 'fail' }): void => {
+        decision = d;
+        const back = this.givenBack.get(k.channel);
+        back?.clear();
+        if (d.action === 'grant') {
+          // Fewer than a majority known at >= the token: handing it out could let a
+          // later majority mint a smaller one.
+          const floored = (raised: number) =>
+            floorHolds(d, raised, this.quorum) ? resolve({ granted: true, token: d.token, validUntil: start + lease - drift }) : settle(unavailable(votes));
+          if (d.raise.length === 0) floored(0);
+          else void this.raiseFloors(k, d.raise, d.token, timeout).then(floored);
+          return;
+        }
+        for (const i of d.giveBack) {
+          this.undo(i, k, owner);
+          back?.add(i);
+        }
+        if (d.reason === 'unavailable') reject(new QuorumError(k.name, 'acquire', this.quorum, d.votes));
+        // 'expired' (a majority granted too late) is retried like a held lock.
+        else resolve({ granted: false, pttl: d.pttl });
+      };
+      const next = (graceOver: boolean) => {
+        const d = decide({ votes, quorum: this.quorum, elapsed: now() - start, lease, drift, graceOver });
+        if (d.action === 'wait') return;
+        if (d.action === 'grace') {
+          grace ??= setTimeout(() => decision.action === 'grace' && next(true), d.ms);
+          decision = d;
+          return;
+        }
+        clearTimeout(grace);
+        settle(d);
+      };
+      const vote = (i: number, v: Ballot) => {
+        votes[i] = v;
+        if (decision.action === 'wait' || decision.action === 'grace') return next(false);
+        const late = lateVote(decision, v);
+        if (late === 'giveBack') {
+          this.undo(i, k, owner);
+          this.givenBack.get(k.channel)?.add(i);
+        } else if (late === 'raiseFloor' && decision.action === 'grant') {
+          this.masters[i].fenceFloor(k, decision.token, timeout).catch(() => undefined);
+        }
+      };
+      // Answers known without a call are fed once every call is out, like the calls' answers.
+      const immediate: [number, Ballot][] = [];
+      this.masters.forEach((m, i) => {
+        if (m.down) return void immediate.push([i, { outcome: 'error', error: DOWN }]);
+        const wait = this.sitOut.left(i);
+        if (wait > 0) return void immediate.push([i, { outcome: 'error', error: new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`) }]);
+        const epoch = m.epoch;
+        m.acquire(k, owner, lease, timeout, held).then(
+          (result) => vote(i, this.ballot(i, result, epoch, k, owner)),
+          (error: Error) => vote(i, { outcome: 'error', error }),
+        );
+      });
+      for (const [i, v] of immediate) vote(i, v);
+    });
+  }
+
+  /** A master's answer as a vote. */
+  private ballot(i: number, result: AcquireResult, epoch: number, k: LockKeys, owner: string): Ballot {
+    if (!result.granted) return { outcome: 'held', pttl: result.pttl, counter: result.counter };
+    const m = this.masters[i];
+    // The connection broke while the call was out: ioredis may have resent it to a
+    // master restarted empty, whose grant ignores holds it forgot (chaos: an overlap).
+    if (m.epoch !== epoch || this.sitOut.left(i) > 0) {
+      this.undo(i, k, owner);
+      return { outcome: 'error', error: new LockError('the connection to this master broke while the acquire was out, so its grant may come from a restarted server: not counted') };
     }
-    return old >= this.quorum ? young : new Map();
+    return { outcome: 'granted', token: result.token };
   }
 
-  /** Milliseconds master m still sits out after a restart (0: it votes). */
-  private sitOutLeft(m: Master): number {
-    return Math.max(m.restarts?.remaining ?? 0, this.youngMasters().get(m) ?? 0);
-  }
-
-  /** Raise every master that answered to at least token; resolves when a majority is known to be there. */
-  private async raiseFloors(k: LockKeys, counters: readonly (number | undefined)[], token: number, timeout: number): Promise<void> {
-    let atFloor = counters.filter((c) => c !== undefined && c >= token).length;
-    const raises = counters.map((c, i) =>
-      c !== undefined && c < token
-        ? this.masters[i].fenceFloor(k, token, timeout).then(
-            () => void (atFloor += 1),
-            () => undefined,
-          )
-        : undefined,
+  /** Raises the floor of the given masters to token; resolves with how many succeeded. */
+  private async raiseFloors(k: LockKeys, masters: readonly number[], token: number, timeout: number): Promise<number> {
+    let raised = 0;
+    await Promise.all(
+      masters.map((i) =>
+        this.masters[i].fenceFloor(k, token, timeout).then(
+          () => void (raised += 1),
+          () => undefined,
+        ),
+      ),
     );
-    await Promise.all(raises);
-    if (atFloor < this.quorum) throw new Error('fence floor not on a majority');
+    return raised;
   }
 
   private undo(master: number, k: LockKeys, owner: string): void {
@@ -239,12 +189,9 @@ export class QuorumStore implements Store {
     void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.key, owner) + 1);
   }
 
-  private votes(votes: readonly (Vote | undefined)[]): Vote[] {
-    return Array.from(votes, (v, i) => v ?? { master: i, outcome: 'error', error: new LockError('no reply before the outcome was decided') });
-  }
-
   /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
   async release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+    if (held === 1) this.ended.end(k.key);
     const replies = await Promise.all(this.all((m) => m.release(k, owner, timeout, held)));
     let count = 0;
     let released = 0;
@@ -261,29 +208,51 @@ export class QuorumStore implements Store {
     throw new QuorumError(k.name, 'release', this.quorum, this.errorVotes(replies));
   }
 
+  /**
+   * Renewed where a majority renewed. A hold a majority renewed is put back on the
+   * masters that answered "gone" (restarted empty): a majority confirmed it was still
+   * ours, so this cannot bring back a hold that was deleted everywhere (a forceUnlock).
+   */
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
     const sentAt = now();
+    const mark = this.ended.begin();
     const perMaster = await Promise.all(this.all((m) => m.renew(items, timeout)));
-    return items.map((item, i) => {
+    const putBack: RenewItem[][] = this.masters.map(() => []);
+    const outcomes = items.map((item, i): RenewOutcome => {
       let ok = 0;
       let gone = 0;
+      let deleted = 0;
       let error: Error | undefined;
       for (const reply of perMaster) {
         if (!reply.ok) error = reply.error;
         else {
           const o = reply.value[i];
           if (o.ok) ok += 1;
-          else if ('reason' in o) gone += 1;
-          else error = o.error;
+          else if ('reason' in o) {
+            gone += 1;
+            if (o.reason === 'deleted') deleted += 1;
+          } else error = o.error;
         }
       }
-      if (ok >= this.quorum) return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
+      if (ok >= this.quorum) {
+        if (deleted > 0 && !this.ended.endedSince(item.keys.key, mark)) {
+          perMaster.forEach((reply, j) => {
+            const o = reply.ok ? reply.value[i] : undefined;
+            if (o && !o.ok && 'reason' in o && o.reason === 'deleted') putBack[j].push(item);
+          });
+        }
+        return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
+      }
       if (gone > this.size - this.quorum) return { ok: false, reason: 'quorum' };
       return { ok: false, error: error ?? new LockError('renewal reached no majority') };
     });
+    this.ended.finish(mark);
+    putBack.forEach((lost, j) => lost.length > 0 && restoreHolds(this.masters[j], lost));
+    return outcomes;
   }
 
   async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    this.ended.end(k.key);
     const replies = await Promise.all(this.all((m) => m.forceUnlock(k, timeout)));
     if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'forceUnlock', this.quorum, this.errorVotes(replies));
     return replies.some((r) => r.ok && r.value);

@@ -1,4 +1,5 @@
 import type { Connection } from '../../connection.js';
+import { withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
 
@@ -64,5 +65,58 @@ export class RestartWatch {
         this.settleKnown();
       },
     );
+  }
+}
+
+/** What SitOut reads of a master. */
+interface Watched {
+  readonly down: boolean;
+  readonly restarts?: RestartWatch;
+}
+
+/**
+ * Which masters of a quorum sit out: a restart seen (RestartWatch.remaining), or a
+ * master younger than one sit-out while a majority of its peers are older (a restart
+ * before this client knew the master). A whole deployment started together is not held
+ * back: then fewer than a majority are older.
+ */
+export class SitOut {
+  private ages: Promise<void> | undefined;
+  private agesKnown = false;
+
+  constructor(
+    private readonly masters: readonly Watched[],
+    /** The longest lease a restarted master must sit out. */
+    private readonly sitOut: number,
+    private readonly quorum: number,
+  ) {}
+
+  /**
+   * undefined once every master's age is known (or could not be); until then a promise
+   * of it, bounded: a client started just after a restart must already keep the young
+   * master out of its first acquisition.
+   */
+  ready(): Promise<void> | undefined {
+    if (this.agesKnown) return undefined;
+    const known = () => void (this.agesKnown = true);
+    this.ages ??= withTimeout(Promise.all(this.masters.filter((m) => !m.down).map((m) => m.restarts?.known)), 500, 'INFO').then(known, known);
+    return this.ages;
+  }
+
+  /** Milliseconds master i still sits out (0: it votes). */
+  left(i: number): number {
+    const t = now();
+    const restarts = this.masters[i].restarts;
+    const seen = restarts?.remaining ?? 0;
+    const young = this.youngFor(restarts, t);
+    if (young <= 0) return seen;
+    let old = 0;
+    for (const m of this.masters) if (this.youngFor(m.restarts, t) <= 0) old += 1;
+    return Math.max(seen, old >= this.quorum ? young : 0);
+  }
+
+  /** How much longer a master started at restarts.startedAt counts as young. */
+  private youngFor(restarts: RestartWatch | undefined, t: number): number {
+    return (restarts?.startedAt ?? -Infinity) + this.sitOut - t;
   }
 }

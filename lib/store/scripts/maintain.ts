@@ -14,3 +14,9 @@ export const setLevel = new Script<[owner: string, level: number], boolean>('set
 
 /** fence-floor.lua: KEYS fence; ARGV floor. The counter after the call. */
 export const fenceFloor = new Script<[floor: number], number>('fence-floor', sources.fenceFloor, Number);
+
+/**
+ * restore.lua: KEYS lock hashes; ARGV owner, levels, lease per key. Per key: put back
+ * (the key was absent) or left alone. Quorum mode sends it as plain EVAL (see quorum/restore.ts).
+ */
+export const restore = new Script<(string | number)[], boolean[]>('restore', sources.restore, (raw) => ints(raw).map((r) => r === 1));
