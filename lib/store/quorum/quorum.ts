@@ -5,6 +5,7 @@ import type { MasterStore as Master } from '../master/master.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
 import { SitOut } from './restarts.js';
+import { tallyRenewal } from './renewal-tally.js';
 import { EndedWhileRenewing, restoreHolds } from './restore.js';
 
 const now = () => performance.now();
@@ -219,32 +220,11 @@ export class QuorumStore implements Store {
     const perMaster = await Promise.all(this.all((m) => m.renew(items, timeout)));
     const putBack: RenewItem[][] = this.masters.map(() => []);
     const outcomes = items.map((item, i): RenewOutcome => {
-      let ok = 0;
-      let gone = 0;
-      let deleted = 0;
-      let error: Error | undefined;
-      for (const reply of perMaster) {
-        if (!reply.ok) error = reply.error;
-        else {
-          const o = reply.value[i];
-          if (o.ok) ok += 1;
-          else if ('reason' in o) {
-            gone += 1;
-            if (o.reason === 'deleted') deleted += 1;
-          } else error = o.error;
-        }
-      }
-      if (ok >= this.quorum) {
-        if (deleted > 0 && !this.ended.endedSince(item.keys.key, mark)) {
-          perMaster.forEach((reply, j) => {
-            const o = reply.ok ? reply.value[i] : undefined;
-            if (o && !o.ok && 'reason' in o && o.reason === 'deleted') putBack[j].push(item);
-          });
-        }
-        return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
-      }
-      if (gone > this.size - this.quorum) return { ok: false, reason: 'quorum' };
-      return { ok: false, error: error ?? new LockError('renewal reached no majority') };
+      const tally = tallyRenewal(perMaster, i, this.quorum);
+      if (tally.outcome === 'gone') return { ok: false, reason: 'quorum' };
+      if (tally.outcome === 'failed') return { ok: false, error: tally.error };
+      if (tally.lostOn.length > 0 && !this.ended.endedSince(item.keys.key, mark)) for (const j of tally.lostOn) putBack[j].push(item);
+      return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
     });
     this.ended.finish(mark);
     putBack.forEach((lost, j) => lost.length > 0 && restoreHolds(this.masters[j], lost));
