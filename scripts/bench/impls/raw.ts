@@ -2,10 +2,11 @@
  * The floor: holdfast's own acquire/release Lua scripts called by EVALSHA on one
  * connection per master, retried every POLL_MS under contention.
  *
- * This is the one place the bench depends on holdfast internals: the script files in
- * the working tree's lib/lua and their KEYS/ARGV protocol. The floor is always the
- * working tree's, also for a --baseline run, so both holdfast versions are measured
- * against the same floor.
+ * This is the one place the bench depends on holdfast internals: the working tree's
+ * generated script sources (the .lua files with their shared preludes, as the library
+ * sends them) and the scripts' KEYS/ARGV protocol. The floor is always the working
+ * tree's, also for a --baseline run, so both holdfast versions are measured against
+ * the same floor.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,15 +16,20 @@ import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
 import { connect, quitAll } from './connect';
 import type { Runner } from './types';
 
-const LUA_DIR = path.join(__dirname, '..', '..', '..', 'lib', 'lua');
+const LIB = path.join(__dirname, '..', '..', '..', 'lib');
+/** Where scripts/embed-lua.mjs writes the sources: the store layout first, then the older one. */
+const SOURCE_MODULES = [path.join(LIB, 'store', 'scripts', 'sources.ts'), path.join(LIB, 'lua', 'index.ts')];
 let scripts: { acquire: string; release: string } | undefined;
 let ownerSeq = 0;
 
 function rawLua(): { acquire: string; release: string } {
-  scripts ??= {
-    acquire: fs.readFileSync(path.join(LUA_DIR, 'acquire.lua'), 'utf8'),
-    release: fs.readFileSync(path.join(LUA_DIR, 'release.lua'), 'utf8'),
-  };
+  if (scripts) return scripts;
+  const file = SOURCE_MODULES.find((f) => fs.existsSync(f));
+  if (!file) throw new Error(`raw floor: no script sources at ${SOURCE_MODULES.join(' or ')}`);
+  // Loaded through tsx like the library itself.
+  const mod = require(file) as { acquire?: unknown; release?: unknown };
+  if (typeof mod.acquire !== 'string' || typeof mod.release !== 'string') throw new Error(`raw floor: ${file} exports no acquire/release script`);
+  scripts = { acquire: mod.acquire, release: mod.release };
   return scripts;
 }
 
