@@ -19,6 +19,7 @@ export const USAGE = [
   'usage: tsx scripts/bench/main.ts [--quick] [--only <scenario>[,...]] [--impl <implementation>[,...]] [--rounds N] [--svg] [--baseline <git-ref>]',
   `scenarios: ${SCENARIOS.map((s, i) => `${i + 1}=${s}`).join(' ')}`,
   '--baseline <git-ref>: also measure holdfast at that ref (a temporary git worktree), next to the working tree in every scenario',
+  '  (the two swap places every other round: compare over an even number of rounds; default runs then take 4)',
 ].join('\n');
 
 /** Throws an Error naming the flag on bad usage. */
@@ -64,6 +65,9 @@ export function parseArgs(argv: string[]): Args {
     if (!holdfastNamed) throw new Error('--baseline compares holdfast versions: --impl must name a holdfast implementation');
   }
   // docs/bench.svg is the README's chart: only a full default run of the working tree alone replaces it.
+  // A baseline comparison cancels the position effect over an even number of rounds
+  // (see inRoundOrder): a default run with --baseline takes 4 instead of 3.
+  if (baseline !== undefined && values.rounds === undefined && cfg.mode === 'default') cfg.rounds = 4;
   const full = cfg.mode === 'default' && values.only === undefined && values.rounds === undefined && values.impl === undefined && baseline === undefined;
   return { cfg, only, svg: values.svg === true || full, implFilter, baseline, help: values.help === true };
 }

@@ -108,6 +108,9 @@ async function main(): Promise<void> {
   const registry = buildRegistry(baseline);
   log(`mode ${cfg.mode}, ${cfg.rounds} round(s), scenarios: ${[...only].join(', ')}`);
   setRetryBudget(cfg.retryBudgetMs);
+  if (baseline && cfg.rounds % 2 === 1) {
+    log(`baseline: ${cfg.rounds} round(s) is odd: the working tree runs first more often than holdfast@${baseline.ref}, so their comparison keeps part of the position effect (use an even --rounds)`);
+  }
 
   const results = new Map<string, ScenarioResult>();
   let watchdogRuns: WatchdogRun[] = [];

@@ -1,12 +1,18 @@
 /**
  * --baseline: each holdfast implementation next to its twin at the baseline ref, in
- * the same rounds against the same floor. "now ÷ baseline" is the median over rounds of
- * the two throughputs of one round, so drift between rounds cancels out.
+ * the same rounds against the same floor. "now ÷ baseline" compares the two throughputs
+ * of each round (drift between rounds cancels) and takes the geometric mean over the
+ * rounds: the two swap places every other round, and over an even number of rounds
+ * the mean cancels what running second gains or loses (see inRoundOrder).
  */
 import type { ImplDef } from '../impls/types';
 import type { ScenarioResult } from '../results';
-import { median } from '../stats';
 import { f, fx, mdTable } from './format';
+
+function geometricMean(ratios: number[]): number {
+  const ok = ratios.filter((r) => r > 0 && Number.isFinite(r));
+  return ok.length === 0 ? NaN : Math.exp(ok.reduce((a, r) => a + Math.log(r), 0) / ok.length);
+}
 
 export function baselineTable(results: ScenarioResult[], impls: ImplDef[]): string | undefined {
   const rows: string[][] = [];
@@ -27,7 +33,7 @@ export function baselineTable(results: ScenarioResult[], impls: ImplDef[]): stri
         `${now.label} vs ${base.label}`,
         fx(now.ratio),
         fx(base.ratio),
-        fx(median(perRound)),
+        fx(geometricMean(perRound)),
         `${f(now.p99, 3)} vs ${f(base.p99, 3)} (${p99})`,
         `${f(now.rtPerOp)} vs ${f(base.rtPerOp)}`,
         `${f(now.nodeCpuUsPerOp, 1)} vs ${f(base.nodeCpuUsPerOp, 1)}`,
@@ -35,5 +41,5 @@ export function baselineTable(results: ScenarioResult[], impls: ImplDef[]): stri
     }
   }
   if (rows.length === 0) return undefined;
-  return mdTable(['scenario', 'working tree vs baseline', '× floor now', '× floor baseline', 'now ÷ baseline (ops/s)', 'p99', 'RT/op', 'Node CPU µs/op'], rows);
+  return mdTable(['scenario', 'working tree vs baseline', '× floor now', '× floor baseline', 'now ÷ baseline (ops/s, geometric mean of rounds)', 'p99', 'RT/op', 'Node CPU µs/op'], rows);
 }

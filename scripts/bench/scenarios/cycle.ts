@@ -6,6 +6,7 @@ import type Redis from 'ioredis';
 import { LEASE } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
+import { inRoundOrder } from '../impls/registry';
 import type { ImplDef } from '../impls/types';
 import { log } from '../log';
 import { cycleLoops } from '../loops';
@@ -30,7 +31,7 @@ export async function cycleScenario(env: Env, s: CycleScenario): Promise<Scenari
   const samples = new Map<string, number[]>(impls.map((i) => [i.id, []]));
   const meter = new Meter(s.admins);
   for (let round = 1; round <= cfg.rounds; round++) {
-    for (const impl of impls) {
+    for (const impl of inRoundOrder(impls, round)) {
       let attemptNo = 0;
       const { rec, samples: got } = await measured(`${id} round ${round} ${impl.id}`, async () => {
         const names = Array.from({ length: loops }, (_, k) => `${id}:${round}:${++attemptNo}:${k}`);

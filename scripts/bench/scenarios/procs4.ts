@@ -8,6 +8,7 @@ import { Child } from '../children';
 import { PEER_RETRY_MS, POLL_MS } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
+import { inRoundOrder } from '../impls/registry';
 import { log, noteError } from '../log';
 import { Meter } from '../meter';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
@@ -26,7 +27,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
     children.forEach((c) => c.kill());
     children.length = 0;
     for (let i = 0; i < PROCESSES; i++) children.push(Child.fork({ baseline: env.baseline }));
-    for (const impl of impls) {
+    for (const impl of inRoundOrder(impls, round)) {
       let attemptNo = 0;
       const { rec, samples: got } = await measured(`${id} round ${round} ${impl.id}`, async () => {
         const name = `${id}:${round}:${++attemptNo}`;

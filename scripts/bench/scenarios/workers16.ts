@@ -9,6 +9,7 @@ import { Child } from '../children';
 import { LEASE, PEER_RETRY_MS, POLL_MS } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
+import { inRoundOrder } from '../impls/registry';
 import { log } from '../log';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 
@@ -20,7 +21,7 @@ export async function workers16(env: Env): Promise<ScenarioResult> {
   for (let round = 1; round <= cfg.rounds; round++) {
     const child = Child.fork({ baseline: env.baseline });
     try {
-      for (const impl of impls) {
+      for (const impl of inRoundOrder(impls, round)) {
         let attemptNo = 0;
         const { rec, samples: got } = await measured(`workers16 round ${round} ${impl.id}`, async () => {
           const { run: r, cost } = await child.request(
