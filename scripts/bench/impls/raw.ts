@@ -1,0 +1,86 @@
+/**
+ * The floor: holdfast's own acquire/release Lua scripts called by EVALSHA on one
+ * connection per master, retried every POLL_MS under contention.
+ *
+ * This is the one place the bench depends on holdfast internals: the working tree's
+ * generated script sources (the .lua files with their shared preludes, as the library
+ * sends them) and the scripts' KEYS/ARGV protocol. The floor is always the working
+ * tree's, also for a --baseline run, so both holdfast versions are measured against
+ * the same floor.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type Redis from 'ioredis';
+import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
+import { connect, quitAll } from './connect';
+import type { Runner } from './types';
+
+const LIB = path.join(__dirname, '..', '..', '..', 'lib');
+/** Where scripts/embed-lua.mjs writes the sources: the store layout first, then the older one. */
+const SOURCE_MODULES = [path.join(LIB, 'store', 'scripts', 'sources.ts'), path.join(LIB, 'lua', 'index.ts')];
+let scripts: { acquire: string; release: string } | undefined;
+let ownerSeq = 0;
+
+function rawLua(): { acquire: string; release: string } {
+  if (scripts) return scripts;
+  const file = SOURCE_MODULES.find((f) => fs.existsSync(f));
+  if (!file) throw new Error(`raw floor: no script sources at ${SOURCE_MODULES.join(' or ')}`);
+  // Loaded through tsx like the library itself.
+  const mod = require(file) as { acquire?: unknown; release?: unknown };
+  if (typeof mod.acquire !== 'string' || typeof mod.release !== 'string') throw new Error(`raw floor: ${file} exports no acquire/release script`);
+  scripts = { acquire: mod.acquire, release: mod.release };
+  return scripts;
+}
+
+export async function openRaw(ports: number[]): Promise<Runner> {
+  const lua = rawLua();
+  const conns = await Promise.all(ports.map(connect));
+  const acquireSha = String(await conns[0].script('LOAD', lua.acquire));
+  const releaseSha = String(await conns[0].script('LOAD', lua.release));
+  await Promise.all(conns.slice(1).map((c) => Promise.all([c.script('LOAD', lua.acquire), c.script('LOAD', lua.release)])));
+  const quorum = Math.floor(conns.length / 2) + 1;
+  return {
+    worker(name) {
+      const key = `raw:{${name}}`;
+      const fence = `${key}:fence`;
+      const channel = `${key}:ch`;
+      const owner = `raw-${process.pid}-${++ownerSeq}`;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 2, key, fence, owner, channel, 'publish', '', 0, '', 1) as Promise<number[]>;
+      if (conns.length === 1) {
+        const c = conns[0];
+        return {
+          async acquire() {
+            const giveUp = performance.now() + MAX_WAIT_MS;
+            while ((await acquireOn(c))[0] !== 1) {
+              if (performance.now() > giveUp) throw new Error(`raw: not acquired within ${MAX_WAIT_MS} ms`);
+              await sleep(POLL_MS);
+            }
+          },
+          async release() {
+            const reply = await releaseOn(c);
+            if (reply[0] !== 2) throw new Error(`raw release: unexpected reply ${JSON.stringify(reply)}`);
+          },
+        };
+      }
+      // Quorum: all masters in parallel, wait for every reply (Promise.all).
+      return {
+        async acquire() {
+          const giveUp = performance.now() + MAX_WAIT_MS;
+          for (;;) {
+            const replies = await Promise.all(conns.map(acquireOn));
+            if (replies.filter((r) => r[0] === 1).length >= quorum) return;
+            await Promise.all(conns.map(releaseOn));
+            if (performance.now() > giveUp) throw new Error(`raw quorum: not acquired within ${MAX_WAIT_MS} ms`);
+            await sleep(POLL_MS);
+          }
+        },
+        async release() {
+          await Promise.all(conns.map(releaseOn));
+        },
+      };
+    },
+    close: () => quitAll(conns),
+  };
+}
