@@ -5,6 +5,7 @@ import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/event-hub.js';
 import type { ClientEvents } from './events.js';
 import { LockHandle } from './handles/lock.js';
+import { ownerPrefix } from './handles/owner-id.js';
 import type { LockPort } from './handles/port.js';
 import type { Lock } from './handles/types.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
@@ -23,7 +24,7 @@ import { Watchdog } from './watchdog/watchdog.js';
  * that reach them through a narrow port.
  */
 export class LockClient extends EventEmitter<ClientEvents> {
-  /** Random per client: the first half of every owner id it writes (`clientId:scopeId`). */
+  /** Random per client: part of every owner id it writes (`host:pid:clientId:scopeId`). */
   readonly id: string = randomUUID();
   private readonly options: ResolvedOptions;
   private readonly store: Store;
@@ -111,16 +112,17 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   private makePort(events: EventHub, queryTimeout: number): LockPort {
-    const { engine, store, id } = this;
+    const { engine, store } = this;
     const prefix = this.options.keyPrefix;
+    const owner = ownerPrefix(this.id);
     return {
       assertOpen: () => engine.assertOpen(),
       keysOf: (name) => {
         const key = `${prefix}{${name}}`;
         return { name, key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next` };
       },
-      ownerOf: (scope) => `${id}:${scope.id}`,
-      unscopedOwner: () => `${id}:~${(++this.lastUnscoped).toString(36)}`,
+      ownerOf: (scope) => owner + scope.id,
+      unscopedOwner: () => `${owner}~${(++this.lastUnscoped).toString(36)}`,
       holdOf: (keys, owner) => engine.holds.get(keys.key, owner),
       acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
       release: (hold) => engine.release(hold),
@@ -128,6 +130,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       isLocked: (keys) => store.isLocked(keys, queryTimeout),
       holdCount: (keys, owner) => store.holdCount(keys, owner, queryTimeout),
       pttl: (keys) => store.pttl(keys, queryTimeout),
+      inspect: (keys) => store.inspect(keys, queryTimeout),
       eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
       forgetEvents: (name) => events.forget(name),
     };

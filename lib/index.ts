@@ -1,5 +1,5 @@
 export { LockClient } from './client.js';
-export type { Lock, Held, HeldContext } from './handles/types.js';
+export type { Lock, Held, HeldContext, LockInfo, LockHolder } from './handles/types.js';
 export { LockError } from './errors/LockError.js';
 export { LockNotHeldError } from './errors/LockNotHeldError.js';
 export { LockLostError, type LossReason } from './errors/LockLostError.js';

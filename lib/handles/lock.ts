@@ -9,7 +9,8 @@ import type { Primitive } from '../primitives/primitive.js';
 import { currentScope, newScope, runInScope, type Scope } from '../scope.js';
 import type { LockKeys } from '../store/types.js';
 import type { LockPort } from './port.js';
-import type { Held, HeldContext, Lock } from './types.js';
+import { ownerOrigin } from './owner-id.js';
+import type { Held, HeldContext, Lock, LockInfo } from './types.js';
 
 /** The Lock API over one name and one primitive (plain or fair), through the client's port. */
 export class LockHandle implements Lock {
@@ -79,6 +80,19 @@ export class LockHandle implements Lock {
   async remainTimeToLive(): Promise<number> {
     this.port.assertOpen();
     return this.port.pttl(this.keys);
+  }
+
+  async inspect(): Promise<LockInfo> {
+    this.port.assertOpen();
+    const state = await this.port.inspect(this.keys);
+    return {
+      name: this.name,
+      locked: state.holders.length > 0,
+      ttl: state.pttl,
+      token: state.token,
+      holders: state.holders.map(({ owner, count }) => ({ owner, ...ownerOrigin(owner), count })),
+      waiters: this.fair ? state.queued : null,
+    };
   }
 
   async run<T>(fn: (context: HeldContext) => T | Promise<T>, options?: ScopedOptions): Promise<T> {

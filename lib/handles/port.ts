@@ -1,7 +1,7 @@
 import type { Hold } from '../engine/hold.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { Scope } from '../scope.js';
-import type { LockKeys } from '../store/types.js';
+import type { LockKeys, LockState } from '../store/types.js';
 import type { EventEmitter } from 'eventemitter3';
 import type { LockEvents } from '../events.js';
 
@@ -23,6 +23,7 @@ export interface LockPort {
   isLocked(keys: LockKeys): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;
+  inspect(keys: LockKeys): Promise<LockState>;
   /** The emitter of one name (created for on/once), and its release once unused. */
   eventsOf(name: string, create: boolean): EventEmitter<LockEvents> | undefined;
   forgetEvents(name: string): void;

@@ -18,6 +18,30 @@ export interface Held extends HeldContext, AsyncDisposable {
   run<T>(fn: () => T | Promise<T>): Promise<T>;
 }
 
+/** One owner holding a lock, as `inspect()` shows it. */
+export interface LockHolder {
+  /** The owner id written in Redis: `host:pid:clientId:scope`. */
+  readonly owner: string;
+  /** Host and process of the owner, read from its id; null for an id of another form. */
+  readonly host: string | null;
+  readonly pid: number | null;
+  /** Reentry levels. */
+  readonly count: number;
+}
+
+/** Who holds a lock and for how long: `lock.inspect()`, `holdfast status NAME --json`. */
+export interface LockInfo {
+  readonly name: string;
+  readonly locked: boolean;
+  /** As remainTimeToLive(): ms left on the lease; -2 when absent, -1 with no expiry. */
+  readonly ttl: number;
+  /** The last fencing token minted for the name, or null when none is known. */
+  readonly token: number | null;
+  readonly holders: readonly LockHolder[];
+  /** How many owners are known to wait (the fair lock's queue), or null where that is not known. */
+  readonly waiters: number | null;
+}
+
 /**
  * A handle on one named lock (getLock, getFairLock). Cheap: any number per name, all
  * sharing the client's state. Inside a scope (locks.scope, run) the scope is the owner
@@ -42,6 +66,8 @@ export interface Lock {
   getHoldCount(): Promise<number>;
   /** Milliseconds left on the lock's lease; -2 when it is absent, -1 when it has no expiry. */
   remainTimeToLive(): Promise<number>;
+  /** Who holds the lock (owners with host and pid), its TTL, the last token and the known waiters. */
+  inspect(): Promise<LockInfo>;
   /**
    * Runs fn holding the lock and releases it after. Reenters when the current scope
    * holds the lock, else runs fn in a new child scope (so sibling run() calls exclude

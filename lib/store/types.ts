@@ -1,3 +1,7 @@
+import type { LockState } from './scripts/maintain.js';
+
+export type { LockState };
+
 /** The Redis names of one lock: all share the `{name}` hash tag, so one cluster slot. */
 export interface LockKeys {
   readonly name: string;
@@ -79,6 +83,8 @@ export interface Store {
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
   pttl(keys: LockKeys, timeout: number): Promise<number>;
+  /** Who holds the lock, its TTL, last token and fair queue length (a majority's view in quorum mode). */
+  inspect(keys: LockKeys, timeout: number): Promise<LockState>;
   /** Subscribe `listener` to a channel on every master; resolves once subscribed (or given up on, bounded). */
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   unsubscribe(channel: string): Promise<void>;

@@ -7,7 +7,7 @@ import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { AcquireResult, FairQueue, HandOff, LockKeys, NextOwner, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
+import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { clusterSlot } from './slot.js';
@@ -172,6 +172,10 @@ export class MasterStore implements Store {
 
   pttl(k: LockKeys, timeout: number): Promise<number> {
     return withTimeout(this.connection.pttl(k.key), timeout, 'remainTimeToLive', k.name);
+  }
+
+  inspect(k: LockKeys, timeout: number): Promise<LockState> {
+    return withTimeout(maintain.inspect.run(this.connection, [k.key, k.fence, k.queue], []), timeout, 'inspect', k.name);
   }
 
   async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {

@@ -1,16 +1,16 @@
-import { QuorumError, type Vote } from '../../errors/QuorumError.js';
+import { QuorumError } from '../../errors/QuorumError.js';
 import { LockError } from '../../errors/LockError.js';
 import { lagAllowance } from '../lease-margin.js';
 import type { MasterStore as Master } from '../master/master.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
 import { SitOut } from './restarts.js';
+import { errorVotes, majorityState, majorityValue, type Reply } from './reads.js';
 import { tallyRenewal } from './renewal-tally.js';
 import { EndedWhileRenewing, restoreHolds } from './restore.js';
 
 const now = () => performance.now();
 
-type Reply<T> = { ok: true; value: T } | { ok: false; error: Error };
 
 const DOWN = new LockError('master is down (ioredis is reconnecting)');
 
@@ -206,7 +206,7 @@ export class QuorumStore implements Store {
     if (count > 0) return { kind: 'decremented', count };
     if (released > 0) return { kind: 'released', receivers: 0 };
     if (notHeld > 0) return { kind: 'notHeld' };
-    throw new QuorumError(k.name, 'release', this.quorum, this.errorVotes(replies));
+    throw new QuorumError(k.name, 'release', this.quorum, errorVotes(replies));
   }
 
   /**
@@ -234,28 +234,24 @@ export class QuorumStore implements Store {
   async forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
     this.ended.end(k.key);
     const replies = await Promise.all(this.all((m) => m.forceUnlock(k, timeout)));
-    if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'forceUnlock', this.quorum, this.errorVotes(replies));
+    if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'forceUnlock', this.quorum, errorVotes(replies));
     return replies.some((r) => r.ok && r.value);
   }
 
-  /** A value a majority agrees is at least this: the quorum-th largest answer. */
-  private async majority(name: string, action: string, replies: Promise<Reply<number>>[]): Promise<number> {
-    const settled = await Promise.all(replies);
-    const values = settled.flatMap((r) => (r.ok ? [r.value] : [])).sort((a, b) => b - a);
-    if (values.length < this.quorum) throw new QuorumError(name, action, this.quorum, this.errorVotes(settled));
-    return values[this.quorum - 1];
-  }
-
   async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
-    return (await this.majority(k.name, 'check', this.all((m) => m.isLocked(k, timeout).then(Number)))) === 1;
+    return majorityValue(await Promise.all(this.all((m) => m.isLocked(k, timeout).then(Number))), this.quorum, k.name, 'check') === 1;
   }
 
-  holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
-    return this.majority(k.name, 'count holds of', this.all((m) => m.holdCount(k, owner, timeout)));
+  async holdCount(k: LockKeys, owner: string, timeout: number): Promise<number> {
+    return majorityValue(await Promise.all(this.all((m) => m.holdCount(k, owner, timeout))), this.quorum, k.name, 'count holds of');
   }
 
-  pttl(k: LockKeys, timeout: number): Promise<number> {
-    return this.majority(k.name, 'read the TTL of', this.all((m) => m.pttl(k, timeout)));
+  async pttl(k: LockKeys, timeout: number): Promise<number> {
+    return majorityValue(await Promise.all(this.all((m) => m.pttl(k, timeout))), this.quorum, k.name, 'read the TTL of');
+  }
+
+  async inspect(k: LockKeys, timeout: number): Promise<LockState> {
+    return majorityState(await Promise.all(this.all((m) => m.inspect(k, timeout))), this.quorum, k.name);
   }
 
   /**
@@ -288,9 +284,5 @@ export class QuorumStore implements Store {
 
   async close(): Promise<void> {
     await Promise.all(this.masters.map((m) => m.close()));
-  }
-
-  private errorVotes(replies: readonly Reply<unknown>[]): Vote[] {
-    return replies.map((r, i) => (r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
   }
 }

@@ -1,7 +1,7 @@
 import { LockError } from '../../errors/LockError.js';
 import type { RenewOutcome } from '../types.js';
 
-type Reply<T> = { ok: true; value: T } | { ok: false; error: Error };
+import type { Reply } from './reads.js';
 
 /** What a majority said about one renewed hold, and which masters lost it. */
 export type RenewalTally =

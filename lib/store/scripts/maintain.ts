@@ -20,3 +20,23 @@ export const fenceFloor = new Script<[floor: number], number>('fence-floor', sou
  * (the key was absent) or left alone. Quorum mode sends it as plain EVAL (see quorum/restore.ts).
  */
 export const restore = new Script<(string | number)[], boolean[]>('restore', sources.restore, (raw) => ints(raw).map((r) => r === 1));
+
+/** What inspect.lua reads of one lock. */
+export interface LockState {
+  /** As PTTL: -2 absent, -1 no expiry. */
+  pttl: number;
+  /** The last token minted for the name, or null when none is known. */
+  token: number | null;
+  /** Owners waiting in the fair queue (0 for a plain lock). */
+  queued: number;
+  holders: { owner: string; count: number }[];
+}
+
+/** inspect.lua: KEYS lock, fence, queue. */
+export const inspect = new Script<[], LockState>('inspect', sources.inspect, (raw) => {
+  const r = raw as (number | string)[];
+  const holders: LockState['holders'] = [];
+  for (let i = 3; i + 1 < r.length; i += 2) holders.push({ owner: String(r[i]), count: Number(r[i + 1]) });
+  const token = Number(r[1]);
+  return { pttl: Number(r[0]), token: token < 0 ? null : token, queued: Number(r[2]), holders };
+});
