@@ -116,6 +116,19 @@ async function evalshaCalls(): Promise<number> {
 }
 
 describe('loss detection', () => {
+  it('outside every scope, unlock() after a lease ran out and the lock was taken again releases the live hold first', async () => {
+    const locks = client();
+    const lock = locks.getLock(name());
+    const lost = nextEvent<LostEvent>(lock, 'lost', 2_000);
+    await lock.lock(200); // leased: lost ('expired') when the lease ends
+    expect((await lost).reason).toBe('expired');
+    await lock.lock(); // a second, live hold of the same handle
+    await lock.unlock(); // the live one goes, not the lost one
+    expect(await redis.exists(key(lock.name))).toBe(0);
+    await expect(lock.unlock()).rejects.toBeInstanceOf(LockLostError); // then the lost one answers
+    await expect(lock.unlock()).rejects.toThrow(/holds it in no scope/);
+  });
+
   it.each([
     ['deleted', 'DEL of the key'],
     ['taken', 'another owner took it after a DEL'],
