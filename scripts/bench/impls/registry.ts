@@ -51,7 +51,7 @@ export function buildRegistry(baseline?: BaselineCheckout): Registry {
     keyPrefix: BASELINE_KEY_PREFIX,
   };
   const single: ImplDef[] = [
-    { id: 'raw', label: 'raw floor (lib/lua via evalsha)', family: 'raw', open: openRaw },
+    { id: 'raw', label: 'raw floor (holdfast Lua via evalsha)', family: 'raw', open: openRaw },
     holdfastImpl('holdfast', 'holdfast', 'holdfast', hf, false),
     ...(base ? [holdfastImpl(base.id, base.label, 'holdfast-baseline', base, false, 'holdfast')] : []),
     holdfastImpl('holdfast-fair', 'holdfast fair lock', 'holdfast-fair', hf, true),
