@@ -42,9 +42,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
     super();
     const connections = checkConnections(connection);
     this.options = resolveClientOptions(options);
-    const { watchdogTimeout, commandTimeout, driftFactor } = this.options;
+    const { watchdogTimeout, commandTimeout, driftFactor, keyRetention } = this.options;
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const masters = connections.map((c) => new MasterStore(c, levelsNow));
+    const masters = connections.map((c) => new MasterStore(c, levelsNow, keyRetention));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,

@@ -7,6 +7,10 @@ export const MIN_LEASE = 100;
  * ones fire at once), and a larger PEXPIRE would fail inside the script after it wrote.
  */
 export const MAX_TIME = 2 ** 31 - 1;
+/** Shortest keyRetention: the server's clock may step back by up to it (see _mint.lua). */
+export const MIN_RETENTION = 1_000;
+/** Default keyRetention: 24 h. */
+export const DEFAULT_RETENTION = 86_400_000;
 
 export interface ClientOptions {
   /** Lease of a hold taken without one, renewed every third of it. Default 30 000 ms. */
@@ -17,6 +21,12 @@ export interface ClientOptions {
   driftFactor?: number;
   /** Bound on one Redis call made by holdfast. Default: a third of the lease concerned, within 100..5000 ms. */
   commandTimeout?: number;
+  /**
+   * How long a lock name's keys outlive its last use, in ms (its fencing counter; the
+   * lock and the fair queue live a lease or two heartbeats). Tokens keep increasing
+   * across it (they follow the server's clock). At least 1 000. Default 86 400 000 (24 h).
+   */
+  keyRetention?: number;
 }
 
 export interface ResolvedOptions {
@@ -24,6 +34,7 @@ export interface ResolvedOptions {
   keyPrefix: string;
   driftFactor: number;
   commandTimeout: number | undefined;
+  keyRetention: number;
 }
 
 export interface LockOptions {
@@ -93,7 +104,7 @@ export function describe(value: unknown): string {
 export function resolveClientOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {};
   if (!isObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  checkKeys('options', options, ['watchdogTimeout', 'keyPrefix', 'driftFactor', 'commandTimeout']);
+  checkKeys('options', options, ['watchdogTimeout', 'keyPrefix', 'driftFactor', 'commandTimeout', 'keyRetention']);
   const watchdogTimeout = options.watchdogTimeout === undefined ? 30_000 : checkLease('options.watchdogTimeout', options.watchdogTimeout);
   let keyPrefix = 'holdfast:';
   if (options.keyPrefix !== undefined) {
@@ -115,7 +126,15 @@ export function resolveClientOptions(options: unknown): ResolvedOptions {
     if (t < 1) throw new RangeError(`options.commandTimeout must be at least 1 ms, got ${t}`);
     commandTimeout = Math.floor(t);
   }
-  return { watchdogTimeout, keyPrefix, driftFactor, commandTimeout };
+  let keyRetention = DEFAULT_RETENTION;
+  if (options.keyRetention !== undefined) {
+    const r = options.keyRetention;
+    if (typeof r !== 'number' || !Number.isFinite(r)) throw new TypeError(`options.keyRetention must be a finite number of milliseconds, got ${describe(r)}`);
+    if (r < MIN_RETENTION) throw new RangeError(`options.keyRetention must be at least ${MIN_RETENTION} ms, got ${r}`);
+    if (r > MAX_TIME) throw new RangeError(`options.keyRetention must be at most ${MAX_TIME} ms (about 24.8 days), got ${r}`);
+    keyRetention = Math.floor(r);
+  }
+  return { watchdogTimeout, keyPrefix, driftFactor, commandTimeout, keyRetention };
 }
 
 export interface ResolvedLock {

@@ -41,10 +41,14 @@ export class MasterStore implements Store {
   /**
    * @param levelsNow how many levels the client holds now for owner of the lock at key
    *   (0 for none): a give-back passes these plus one, so its resend takes nothing more.
+   * @param keyRetention the TTL (ms) of a name's fencing counter from its last use, which
+   *   every script that mints or raises a token sets (tokens follow the server's clock
+   *   across its expiry: see scripts/_mint.lua).
    */
   constructor(
     readonly connection: Connection,
     readonly levelsNow: (key: string, owner: string) => number,
+    private readonly keyRetention: number,
   ) {
     this.cluster = isCluster(connection);
     this.publish = this.cluster ? 'spublish' : 'publish';
@@ -90,7 +94,7 @@ export class MasterStore implements Store {
 
   async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const reply = await this.once.grant(k, owner, held, timeout, false, acquireScripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease]));
+    const reply = await this.once.grant(k, owner, held, timeout, false, acquireScripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease, this.keyRetention]));
     this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
     return granted(reply, sentAt, lease);
   }
@@ -101,7 +105,7 @@ export class MasterStore implements Store {
 
   private async releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
-    const call = releaseScripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held]);
+    const call = releaseScripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held, this.keyRetention]);
     return released(await this.once.release(k, held, timeout, next, call), sentAt, next?.lease ?? 0);
   }
 
@@ -179,7 +183,7 @@ export class MasterStore implements Store {
   }
 
   async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {
-    await withTimeout(maintain.fenceFloor.run(this.connection, [k.fence], [floor]), timeout, 'fence floor', k.name);
+    await withTimeout(maintain.fenceFloor.run(this.connection, [k.fence], [floor, this.keyRetention]), timeout, 'fence floor', k.name);
   }
 
   subscribe(channel: string, listener: (message: string) => void): Promise<void> {
@@ -192,7 +196,7 @@ export class MasterStore implements Store {
 
   private async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const call = acquireScripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
+    const call = acquireScripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention]);
     return granted(await this.once.grant(k, owner, held, timeout, true, call), sentAt, lease);
   }
 

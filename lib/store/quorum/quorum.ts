@@ -23,10 +23,13 @@ const DOWN = new LockError('master is down (ioredis is reconnecting)');
  * every master that answered (granted or not) to at least T ("floor"), and it only
  * succeeds when a majority of masters is known to be at >= T. The next acquisition's
  * majority intersects that majority, and an intersecting master mints > T, so its
- * maximum exceeds T. A master restarted empty mints a low token, but it is not alone
- * in any majority with fewer than a minority of faults, and the next acquisition it
- * answers raises it again, so rolling restarts (one at a time, with an acquisition in
- * between) never make tokens go backwards.
+ * maximum exceeds T. A master whose counter is gone mints from its own clock
+ * (scripts/_mint.lua). Gone because the name went unused: its clock passed the moment
+ * it was raised to >= T plus keyRetention (a floor, like a mint, sets the counter's
+ * TTL), so it mints above T while the masters' clocks differ by less than keyRetention.
+ * Gone in an empty restart: it is not alone in any majority with fewer than a minority
+ * of faults, and the next acquisition it answers raises it again, so rolling restarts
+ * (one at a time, with an acquisition in between) never make tokens go backwards.
  */
 export class QuorumStore implements Store {
   readonly size: number;

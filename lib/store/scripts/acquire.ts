@@ -7,14 +7,17 @@ export type AcquireReply =
   /** counter: the fencing counter (plain); head: the caller heads the queue (fair). */
   | { granted: false; pttl: number; counter: number; head: boolean };
 
-/** acquire.lua: KEYS lock, fence; ARGV owner, lease. */
-export const acquire = new Script<[owner: string, lease: number], AcquireReply>('acquire', sources.acquire, (raw) => {
+/** acquire.lua: KEYS lock, fence; ARGV owner, lease, key retention (the fence's TTL). */
+export const acquire = new Script<[owner: string, lease: number, retention: number], AcquireReply>('acquire', sources.acquire, (raw) => {
   const r = ints(raw);
   return r[0] === 1 ? { granted: true, token: r[1] } : { granted: false, pttl: r[1], counter: r[2] ?? 0, head: false };
 });
 
-/** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb. */
-export const fairAcquire = new Script<[owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb], AcquireReply>(
+/** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention. */
+export const fairAcquire = new Script<
+  [owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb, retention: number],
+  AcquireReply
+>(
   'fair-acquire',
   sources.fairAcquire,
   (raw) => {

@@ -3,10 +3,11 @@
 -- deadlines (sorted set owner -> ms, by the server's clock).
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] waiter heartbeat lease ms,
 -- ARGV[4] '1' to join (or stay in) the queue when not granted, '0' for one attempt,
--- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish'.
+-- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish', ARGV[7] key retention ms
+-- (the counter's TTL; the queue's is two heartbeat leases, see below).
 -- Returns {1, token} when held, {0, pttl, isHead} otherwise.
 local lock, fence, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, lease, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local owner, lease, ttl, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
 
 -- The server's clock, never the clients': waiters on hosts with skewed clocks must
 -- neither evict live waiters nor keep dead ones (Redisson's fair lock trusts clients).
@@ -22,6 +23,7 @@ end
 if redis.call('hexists', lock, owner) == 1 then
   redis.call('hincrby', lock, owner, 1)
   if redis.call('pttl', lock) < lease then redis.call('pexpire', lock, lease) end
+  redis.call('pexpire', fence, retention)
   return {1, tonumber(redis.call('get', fence) or '0')}
 end
 
@@ -35,7 +37,7 @@ if redis.call('exists', lock) == 0 then
     end
     redis.call('hset', lock, owner, 1)
     redis.call('pexpire', lock, lease)
-    return {1, redis.call('incr', fence)}
+    return {1, mint(fence, retention)}
   end
   -- Free, but it is the head's turn: make sure the head knows (it may have just
   -- become head because a dead waiter before it was dropped).

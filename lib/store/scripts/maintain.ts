@@ -12,8 +12,8 @@ export const renew = new Script<(string | number)[], RenewReply[]>('renew', sour
 /** set-level.lua: KEYS lock; ARGV owner, level. True when set (the owner holds it). */
 export const setLevel = new Script<[owner: string, level: number], boolean>('set-level', sources.setLevel, (raw) => Number(raw) === 1);
 
-/** fence-floor.lua: KEYS fence; ARGV floor. The counter after the call. */
-export const fenceFloor = new Script<[floor: number], number>('fence-floor', sources.fenceFloor, Number);
+/** fence-floor.lua: KEYS fence; ARGV floor, key retention (the fence's TTL). The counter after the call. */
+export const fenceFloor = new Script<[floor: number, retention: number], number>('fence-floor', sources.fenceFloor, Number);
 
 /**
  * restore.lua: KEYS lock hashes; ARGV owner, levels, lease per key. Per key: put back

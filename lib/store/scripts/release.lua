@@ -7,6 +7,7 @@
 -- the hand-off is skipped if other clients wait (subscribers beyond our own), so a
 -- busy process cannot keep the lock among its own waiters forever.
 -- ARGV[7] levels the client holds before this release (1 for the last).
+-- ARGV[8] key retention ms (the counter's TTL when a hand-off mints a token).
 -- Returns {0} not held, {1, count} still held, {2, receivers} released (receivers of
 -- the wake-up message), {3, token} handed off.
 local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
@@ -28,7 +29,7 @@ if handOff then
   redis.call('hdel', key, owner)
   redis.call('hset', key, ARGV[4], 1)
   redis.call('pexpire', key, tonumber(ARGV[5]))
-  return {3, redis.call('incr', fence)}
+  return {3, mint(fence, tonumber(ARGV[8]))}
 end
 redis.call('del', key)
 return {2, notify(ARGV[2], 'released', ARGV[3])}

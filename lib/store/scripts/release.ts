@@ -27,9 +27,12 @@ const decode = (raw: unknown): ReleaseReply => {
 /**
  * release.lua: KEYS lock, fence; ARGV owner, channel, publish verb, next owner or '',
  * next lease, '' or own subscriptions (hand off only when no other client waits),
- * levels held before the call.
+ * levels held before the call, key retention (the fence's TTL when a hand-off mints).
  */
-export const release = new Script<[owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, unlessOthersWait: number | '', held: number], ReleaseReply>(
+export const release = new Script<
+  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, unlessOthersWait: number | '', held: number, retention: number],
+  ReleaseReply
+>(
   'release',
   sources.release,
   decode,
