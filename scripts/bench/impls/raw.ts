@@ -16,6 +16,9 @@ import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
 import { connect, quitAll } from './connect';
 import type { Runner } from './types';
 
+/** keyRetention the floor's scripts are called with: holdfast's default (24 h). */
+const RETENTION = 86_400_000;
+
 const LIB = path.join(__dirname, '..', '..', '..', 'lib');
 /** Where scripts/embed-lua.mjs writes the sources: the store layout first, then the older one. */
 const SOURCE_MODULES = [path.join(LIB, 'store', 'scripts', 'sources.ts'), path.join(LIB, 'lua', 'index.ts')];
@@ -46,8 +49,8 @@ export async function openRaw(ports: number[]): Promise<Runner> {
       const fence = `${key}:fence`;
       const channel = `${key}:ch`;
       const owner = `raw-${process.pid}-${++ownerSeq}`;
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 2, key, fence, owner, channel, 'publish', '', 0, '', 1) as Promise<number[]>;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE, RETENTION) as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 2, key, fence, owner, channel, 'publish', '', 0, '', 1, RETENTION) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];
         return {
