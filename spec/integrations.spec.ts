@@ -7,6 +7,7 @@ import fastify from 'fastify';
 import Koa from 'koa';
 import Redis from 'ioredis';
 import { LockClient, expressScope, fastifyScope, koaScope } from '../lib';
+import { scopedApps } from '../examples/request-scopes';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { waitFor } from './helpers/wait';
 
@@ -199,6 +200,33 @@ describe('fastify', () => {
       await app.close();
     }
   });
+});
+
+it("the README's one-liners give each app a scope per request", async () => {
+  const { place, seen } = orders(locks);
+  const { express: expressApp, koa: koaApp, fastify: fastifyApp } = scopedApps(locks);
+  expressApp.use(express.json()).post('/orders', async (req, res) => {
+    await place((req.body as { name: string }).name);
+    res.json({ ok: true });
+  });
+  koaApp.use(async (ctx) => {
+    await place('readme-koa');
+    ctx.body = { ok: true };
+  });
+  fastifyApp.post('/orders', async (request) => {
+    await place((request.body as { name: string }).name);
+    return { ok: true };
+  });
+  await fastifyApp.listen({ port: 0, host: '127.0.0.1' });
+  const apps = [await listen(expressApp.listen(0, '127.0.0.1')), await listen(koaApp.listen(0, '127.0.0.1'))];
+  apps.push({ url: `http://127.0.0.1:${(fastifyApp.server.address() as AddressInfo).port}`, close: () => fastifyApp.close() });
+  try {
+    const replies = await Promise.all(apps.flatMap((app, i) => [post(app, `readme-${i}`), post(app, `readme-${i}`)]));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(seen.acquired).toBe(6);
+  } finally {
+    await Promise.all(apps.map((app) => app.close()));
+  }
 });
 
 describe('argument checks', () => {
