@@ -65,6 +65,17 @@ it("warns within a second when the README's nested services run outside every sc
   expect(await stuck).toBeInstanceOf(LockError);
 });
 
+it('warns about a nested lock() under acquire() outside every scope (the `await using` shape)', async () => {
+  const lock = locks.getLock(id());
+  const held = await lock.acquire(); // outside a scope: its own owner, not the caller's
+  const nested = lock.lock().catch((error: unknown) => error);
+  await waitFor(() => warnings.length > 0, { timeout: 3_000, message: 'no HOLDFAST_SELF_DEADLOCK warning' });
+  expect(warnings[0].warning.message).toContain(`'${lock.name}'`);
+  await held.release(); // the way out: then the nested call gets the lock
+  expect(await nested).toBeUndefined();
+  await lock.unlock();
+});
+
 it('warns once per lock name', async () => {
   const { placeOrder } = orderService(locks, new Map());
   const order = id();
