@@ -1,8 +1,10 @@
 import { LockError } from '../errors/LockError.js';
 import type { Granted, NextOwner, Refused } from '../store/types.js';
+import { currentScope } from '../scope.js';
 import { atDeadline, backoff } from './backoff.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest, WaitHost } from './request.js';
+import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
 import { WaitQueue, type Waiter } from './wait-queue.js';
 
@@ -52,8 +54,12 @@ export class LocalWaits {
    * clients were waiting for, so that their retry wins over our own re-grab (no barging).
    */
   private readonly yields = new Map<string, number>();
+  /** Waits made outside every scope, watched for the silent self-deadlock. */
+  private readonly stalls: SelfDeadlockWatch;
 
-  constructor(private readonly host: WaitHost) {}
+  constructor(private readonly host: WaitHost) {
+    this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
+  }
 
   /**
    * No barging: with local waiters queued, the lock held by another local owner, or
@@ -78,6 +84,7 @@ export class LocalWaits {
         deadline.cancel();
         signal?.removeEventListener('abort', onAbort);
         q.remove(waiter);
+        this.stalls.forget(waiter);
         q.wake();
       };
       const waiter: Waiter = {
@@ -99,6 +106,9 @@ export class LocalWaits {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       q.add(waiter);
+      // Still the caller's async context: outside every scope, a nested lock() could be
+      // waiting for its own caller's hold.
+      if (currentScope() === undefined) this.stalls.watch(waiter);
       // The wait ends with the last outcome: held by another owner (null), or the failure.
       const deadline = atDeadline(request.deadline, () =>
         waiter.lastError === undefined ? waiter.resolve(null) : waiter.reject(unavailable(keys.name, waiter.lastError)),
@@ -145,6 +155,7 @@ export class LocalWaits {
 
   /** Something changed for key (a release, a loss, a give-back): the pump looks again. */
   wake(key: string): void {
+    this.stalls.changed(key);
     this.queues.get(key)?.wake();
   }
 
