@@ -105,6 +105,13 @@ const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
 const readmeBlocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 const exampleFiles = fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.ts'));
 
+it("states package.json's engines range in the README", () => {
+  const { engines } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const least = /^>=(\d+(?:\.\d+)*)$/.exec(engines.node);
+  expect(least).not.toBeNull();
+  expect(readme.replace(/\s+/g, ' ')).toContain(`Node.js ${least![1]} or later`);
+});
+
 it('imports ioredis by name in the README and the examples (its default export fails under node16)', () => {
   const texts = [...readmeBlocks, ...exampleFiles.map((f) => fs.readFileSync(path.join(root, 'examples', f), 'utf8'))];
   const defaultImports = texts.flatMap((t) => t.split('\n')).filter((l) => /^import\s+[\w$]+\s*(,|from)/.test(l) && /from 'ioredis'/.test(l));
