@@ -1,4 +1,4 @@
-import Redis, { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { LockClient } from 'holdfast';
 
 // #region example

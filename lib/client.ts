@@ -18,13 +18,38 @@ import { QuorumStore } from './store/quorum/quorum.js';
 import type { Store } from './store/types.js';
 import { Watchdog } from './watchdog/watchdog.js';
 
+// The composition root: wires a store for the topology, the watchdog and the engine,
+// and hands out Lock handles that reach them through a narrow port (handles/port.ts).
+
 /**
- * Entry point and composition root: one per process (or per Redis topology). Wires a
- * store for the topology, the watchdog and the engine, and hands out cheap Lock handles
- * that reach them through a narrow port.
+ * Entry point: one per process (or per Redis topology). Hands out cheap {@link Lock}
+ * handles over the connection(s) it was given, renews held locks (one watchdog timer
+ * per client) and reports what happens to them as events.
+ *
+ * Events: every lock's events (see {@link ClientEvents}), and `error` for trouble in
+ * the background; with no `error` listener that becomes a process warning.
+ *
+ * Connections: holdfast sends its calls on the connection you give it and never closes
+ * it. The first time a call has to wait, it opens one more per master for pub/sub,
+ * `connection.duplicate()` (for a Cluster, a duplicate Cluster client with its own
+ * connections to the nodes), and keeps it until {@link LockClient.close}.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { LockClient } from 'holdfast';
+ *
+ * const redis = new Redis();
+ * const locks = new LockClient(redis, { watchdogTimeout: 10_000 });
+ * await locks.getLock('order:42').run(async ({ token }) => {
+ *   // ...
+ * });
+ * await locks.close();
+ * redis.disconnect();
+ * ```
  */
 export class LockClient extends EventEmitter<ClientEvents> {
-  /** Random per client: part of every owner id it writes (`host:pid:clientId:scopeId`). */
+  /** Random per client: part of every owner id it writes (`host:pid:clientId:scope`). */
   readonly id: string = randomUUID();
   private readonly options: ResolvedOptions;
   private readonly store: Store;
@@ -35,8 +60,22 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private closing: Promise<void> | undefined;
 
   /**
-   * @param connection an ioredis Redis or Cluster, or an array of independent Redis
-   *   masters (quorum mode). holdfast never closes them.
+   * Checks its arguments and sets up. Quorum mode asks each master for `INFO server`
+   * (to tell a restarted master); otherwise nothing is sent until a lock is used.
+   *
+   * @param connection an ioredis `Redis` (one master, also Sentinel-managed) or `Cluster`,
+   *   or an array of independent `Redis` masters (quorum mode: a lock needs a majority).
+   *   holdfast never closes them.
+   * @param options see {@link ClientOptions}.
+   * @throws `TypeError` when `connection` is not an ioredis client, or the array is empty,
+   *   holds a Cluster or the same client twice; or an option is unknown or mistyped.
+   * @throws `RangeError` when an option is out of range (e.g. `watchdogTimeout` under 100 ms).
+   * @example
+   * ```ts
+   * const locks = new LockClient(new Redis());                      // one master
+   * const quorum = new LockClient([r1, r2, r3], { driftFactor: 0.01 }); // independent masters
+   * const cluster = new LockClient(new Cluster([{ host: '10.0.0.1', port: 6379 }]));
+   * ```
    */
   constructor(connection: Connection | readonly Connection[], options?: ClientOptions) {
     super();
@@ -71,7 +110,19 @@ export class LockClient extends EventEmitter<ClientEvents> {
     this.port = this.makePort(events, timeoutFor(watchdogTimeout));
   }
 
-  /** A handle on the lock called `name`; cheap, any number per name. */
+  /**
+   * A handle on the reentrant lock called `name`; cheap, any number per name, and
+   * nothing is sent to Redis.
+   *
+   * @param name 1 to 1024 characters; it becomes the key's hash tag (`holdfast:{name}`).
+   * @throws {@link LockError} when the client is closed.
+   * @throws `TypeError` when `name` is not a string; `RangeError` when it is empty or too long.
+   * @example
+   * ```ts
+   * const lock = locks.getLock(`order:${id}`);
+   * await lock.run(() => reserveStock(id));
+   * ```
+   */
   getLock(name: string): Lock {
     this.engine.assertOpen();
     return new LockHandle(this.port, checkName(name), plainLock);
@@ -81,6 +132,15 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * A handle on a fair lock: the same API as getLock, but granted strictly in request
    * order across processes (a queue in Redis). One master or a Cluster; not quorum mode.
    * Don't use one name both as a fair and a plain lock.
+   *
+   * @param name 1 to 1024 characters.
+   * @throws {@link LockError} when the client is closed, or is in quorum mode (no queue there).
+   * @throws `TypeError` when `name` is not a string; `RangeError` when it is empty or too long.
+   * @example
+   * ```ts
+   * const turn = locks.getFairLock('printer');
+   * await turn.run(() => print(job)); // served in the order the calls reached Redis
+   * ```
    */
   getFairLock(name: string): Lock {
     this.engine.assertOpen();
@@ -89,7 +149,19 @@ export class LockClient extends EventEmitter<ClientEvents> {
     return new LockHandle(this.port, name, this.fair ?? fairLock(this.store, this.options.watchdogTimeout));
   }
 
-  /** Runs fn in a new owner scope: locks taken inside reenter, and are its own. */
+  /**
+   * Runs `fn` in a new owner scope: everything `fn` awaits is one owner, so nested
+   * `lock()`/`run()` calls on a lock the scope holds reenter instead of waiting, and
+   * `unlock()` from a scope that does not hold the lock rejects with LockNotHeldError. Scopes are process-wide: one
+   * opened here is a scope for every LockClient. Wrap each request (or job) in one.
+   *
+   * @returns what `fn` returns, as it is (a promise if `fn` is async).
+   * @throws `TypeError` when `fn` is not a function; else whatever `fn` throws.
+   * @example
+   * ```ts
+   * app.use((req, res, next) => locks.scope(next)); // each request is its own owner
+   * ```
+   */
   scope<T>(fn: () => T): T {
     if (typeof fn !== 'function') throw new TypeError(`scope(fn): fn must be a function, got ${describe(fn)}`);
     return runInScope(newScope(), fn);
@@ -97,7 +169,18 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   /**
    * Stops the watchdog (held locks expire at the end of their lease), rejects pending
-   * waits with a LockError, drops subscriptions. The user's connections stay open.
+   * waits with a LockError, drops subscriptions and closes the pub/sub connection it
+   * opened. The user's connections stay open: close them after. Afterwards getLock
+   * throws, and the handles' calls reject, with a LockError. Calling it again returns
+   * the same promise; it does not reject.
+   *
+   * @example
+   * ```ts
+   * process.once('SIGTERM', async () => {
+   *   await locks.close();
+   *   await redis.quit();
+   * });
+   * ```
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -107,6 +190,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     return this.closing;
   }
 
+  /** {@link LockClient.close} was called. */
   get isClosed(): boolean {
     return this.engine.closed;
   }

@@ -1,3 +1,22 @@
+/**
+ * Reentrant distributed locks on Redis: scoped ownership, watchdog renewal with loss
+ * events, pub/sub hand-off, quorum and Cluster, fencing tokens. Start at
+ * {@link LockClient}; a lock's methods are on {@link Lock}, its errors derive from
+ * {@link LockError}.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { LockClient } from 'holdfast';
+ *
+ * const locks = new LockClient(new Redis());
+ * await locks.getLock('order:42').run(async ({ signal, token }) => {
+ *   // held here; renewed by the watchdog, released after
+ * });
+ * ```
+ *
+ * @module holdfast
+ */
 export { LockClient } from './client.js';
 export type { Lock, Held, HeldContext, LockInfo, LockHolder } from './handles/types.js';
 export { LockError } from './errors/LockError.js';

@@ -12,14 +12,31 @@ export const MIN_RETENTION = 1_000;
 /** Default keyRetention: 24 h. */
 export const DEFAULT_RETENTION = 86_400_000;
 
+/**
+ * Options of {@link LockClient}; every one is optional. Times are in milliseconds. An
+ * unknown option is a `TypeError`, a value out of range a `RangeError`.
+ *
+ * @example
+ * ```ts
+ * const locks = new LockClient(redis, { watchdogTimeout: 10_000, keyPrefix: 'app:locks:' });
+ * ```
+ */
 export interface ClientOptions {
-  /** Lease of a hold taken without one, renewed every third of it. Default 30 000 ms. */
+  /**
+   * Lease of a hold taken without one, renewed every third of it; also a fair waiter's
+   * heartbeat lease, and (+25 %) how long a restarted master sits out in quorum mode.
+   * 100 ms to 2^31-1. Default 30 000 ms.
+   */
   watchdogTimeout?: number;
-  /** Prefix of every key and channel holdfast writes. Default `holdfast:`. */
+  /** Prefix of every key and channel holdfast writes; no `{` or `}`. Default `holdfast:`. */
   keyPrefix?: string;
-  /** Quorum mode: clock drift allowance as a fraction of the lease. Default 0.01. */
+  /** Quorum mode: clock drift allowance as a fraction of the lease, in [0, 0.5). Default 0.01. */
   driftFactor?: number;
-  /** Bound on one Redis call made by holdfast. Default: a third of the lease concerned, within 100..5000 ms. */
+  /**
+   * Bound on one Redis call made by holdfast, at least 1 ms: a call with no reply by
+   * then fails with a {@link CommandTimeoutError}. Default: a third of the lease
+   * concerned, within 100..1000 ms.
+   */
   commandTimeout?: number;
   /**
    * How long a lock name's keys outlive its last use, in ms (its fencing counter; the
@@ -37,19 +54,53 @@ export interface ResolvedOptions {
   keyRetention: number;
 }
 
+/**
+ * Options of {@link Lock.lock}.
+ *
+ * @example
+ * ```ts
+ * await lock.lock({ leaseTime: 10_000, signal: AbortSignal.timeout(30_000) });
+ * ```
+ */
 export interface LockOptions {
-  /** Lease in ms; omitted, the watchdog keeps the lock for as long as it is held. */
+  /**
+   * Lease in ms (100 ms to 2^31-1): the lock expires after it unless unlocked (`lost`,
+   * reason `expired`), with no renewal. Omitted, the watchdog keeps the lock for as
+   * long as it is held.
+   */
   leaseTime?: number;
-  /** Aborting it rejects a pending wait with the signal's reason. */
+  /**
+   * Aborting it rejects a pending wait with the signal's reason and leaves nothing
+   * behind in Redis. It does not release a lock already held.
+   */
   signal?: AbortSignal;
 }
 
+/**
+ * Options of {@link Lock.tryLock}, and of run() and acquire() ({@link ScopedOptions}).
+ *
+ * @example
+ * ```ts
+ * const got = await lock.tryLock({ waitTime: 2_000, leaseTime: 60_000 });
+ * ```
+ */
 export interface TryLockOptions extends LockOptions {
-  /** How long to wait for the lock, in ms; 0 makes one attempt. Default 0. */
+  /**
+   * How long to wait for the lock, in ms, from 0 to 2^31-1; 0 makes one attempt.
+   * Default 0 for tryLock; for run() and acquire(), omitted waits until held.
+   */
   waitTime?: number;
 }
 
-/** Options of run() and acquire(): waitTime omitted waits until held (or aborted). */
+/**
+ * Options of {@link Lock.run} and {@link Lock.acquire}: `waitTime` omitted waits until
+ * held (or aborted, or the client closes).
+ *
+ * @example
+ * ```ts
+ * await lock.run(work, { waitTime: 5_000, leaseTime: 60_000, signal });
+ * ```
+ */
 export type ScopedOptions = TryLockOptions;
 
 function isObject(v: unknown): v is Record<string, unknown> {
