@@ -32,5 +32,5 @@ export type { Connection } from './connection.js';
 export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
 export { expressScope } from './integrations/express.js';
 export { koaScope } from './integrations/koa.js';
-export { fastifyScope, type FastifyHooks, type FastifyScopePlugin } from './integrations/fastify.js';
+export { fastifyScope, type FastifyHooks, type FastifyScopePlugin, type FastifyHook, type FastifyHookDone } from './integrations/fastify.js';
 export type { ScopeSource } from './integrations/scope-source.js';

@@ -1,16 +1,19 @@
 import { AsyncResource } from 'node:async_hooks';
 import { checkScopeSource, type ScopeSource } from './scope-source.js';
 
-type HookDone = (error?: Error) => void;
-type Hook = (request: object, reply: unknown, done: HookDone) => void;
+/** Fastify's callback that ends a hook or a plugin's registration. */
+export type FastifyHookDone = (error?: Error) => void;
+/** A Fastify request hook, callback style. */
+export type FastifyHook = (request: object, reply: unknown, done: FastifyHookDone) => void;
 
 /** The part of a Fastify instance the plugin uses. */
 export interface FastifyHooks {
-  addHook(name: 'onRequest' | 'preValidation' | 'preHandler', hook: Hook): unknown;
+  /** Adds a request hook (Fastify's own method). */
+  addHook(name: 'onRequest' | 'preValidation' | 'preHandler', hook: FastifyHook): unknown;
 }
 
 /** A Fastify plugin (callback style) that applies to the instance it is registered on. */
-export type FastifyScopePlugin = (instance: FastifyHooks, options: unknown, done: HookDone) => void;
+export type FastifyScopePlugin = (instance: FastifyHooks, options: unknown, done: FastifyHookDone) => void;
 
 /**
  * A Fastify plugin that runs each request in its own owner scope:
@@ -26,7 +29,7 @@ export function fastifyScope(locks: ScopeSource): FastifyScopePlugin {
   const source = checkScopeSource(locks, 'fastifyScope');
   // By request, not on it: no property added to Fastify's request objects.
   const scopes = new WeakMap<object, AsyncResource>();
-  const reenter: Hook = (request, _reply, done) => {
+  const reenter: FastifyHook = (request, _reply, done) => {
     const scope = scopes.get(request);
     if (scope) scope.runInAsyncScope(done);
     else done();

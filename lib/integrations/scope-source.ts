@@ -5,6 +5,7 @@ import { describe } from '../options.js';
  * so that the integrations import nothing but this (and no framework at all).
  */
 export interface ScopeSource {
+  /** Runs fn in a new owner scope (LockClient.scope). */
   scope<T>(fn: () => T): T;
 }
 
