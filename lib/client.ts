@@ -15,11 +15,19 @@ import type { Primitive } from './primitives/primitive.js';
 import { newScope, runInScope } from './scope.js';
 import { MasterStore } from './store/master/master.js';
 import { QuorumStore } from './store/quorum/quorum.js';
-import type { Store } from './store/types.js';
+import type { LockKeys, Store } from './store/types.js';
+import { unavailable } from './engine/unavailable.js';
 import { Watchdog } from './watchdog/watchdog.js';
 
 // The composition root: wires a store for the topology, the watchdog and the engine,
 // and hands out Lock handles that reach them through a narrow port (handles/port.ts).
+
+/** p, or a LockUnavailableError naming the lock when Redis could not be reached. */
+function reached<T>(keys: LockKeys, p: Promise<T>): Promise<T> {
+  return p.catch((error: unknown) => {
+    throw unavailable(keys.name, error);
+  });
+}
 
 /**
  * Entry point: one per process (or per Redis topology). Hands out cheap {@link Lock}
@@ -210,11 +218,12 @@ export class LockClient extends EventEmitter<ClientEvents> {
       holdOf: (keys, owner) => engine.holds.get(keys.key, owner),
       acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
       release: (hold) => engine.release(hold),
-      forceUnlock: (keys) => engine.forceUnlock(keys),
-      isLocked: (keys) => store.isLocked(keys, queryTimeout),
-      holdCount: (keys, owner) => store.holdCount(keys, owner, queryTimeout),
-      pttl: (keys) => store.pttl(keys, queryTimeout),
-      inspect: (keys) => store.inspect(keys, queryTimeout),
+      // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
+      forceUnlock: (keys) => reached(keys, engine.forceUnlock(keys)),
+      isLocked: (keys) => reached(keys, store.isLocked(keys, queryTimeout)),
+      holdCount: (keys, owner) => reached(keys, store.holdCount(keys, owner, queryTimeout)),
+      pttl: (keys) => reached(keys, store.pttl(keys, queryTimeout)),
+      inspect: (keys) => reached(keys, store.inspect(keys, queryTimeout)),
       eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
       forgetEvents: (name) => events.forget(name),
     };

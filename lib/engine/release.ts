@@ -1,4 +1,5 @@
 import { LockError } from '../errors/LockError.js';
+import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import { LockNotHeldError } from '../errors/LockNotHeldError.js';
 import type { ReleaseResult, Store } from '../store/types.js';
 import type { Hold } from './hold.js';
@@ -74,7 +75,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
   } catch (error) {
     claim?.unclaim();
     hold.abandon();
-    throw new LockError(`unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error, lockName: keys.name });
+    throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });
   }
   if (result.kind !== 'handedOff') claim?.unclaim();
   switch (result.kind) {

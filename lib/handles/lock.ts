@@ -56,7 +56,7 @@ export class LockHandle implements Lock {
     return this.port.release(hold);
   }
 
-  forceUnlock(): Promise<boolean> {
+  async forceUnlock(): Promise<boolean> {
     this.port.assertOpen();
     return this.port.forceUnlock(this.keys);
   }
@@ -136,7 +136,11 @@ export class LockHandle implements Lock {
       token: hold.token,
       signal: hold.signal,
       release,
-      run: <T>(fn: () => T | Promise<T>) => runInScope(scope, async () => fn()),
+      run: async <T>(fn: () => T | Promise<T>) => {
+        if (typeof fn !== 'function') throw new TypeError(`held.run(fn): fn must be a function, got ${describe(fn)}`);
+        if (released || !hold.live) throw new LockNotHeldError(this.name, 'this hold was released or lost');
+        return runInScope(scope, async () => fn());
+      },
       [Symbol.asyncDispose]: release,
     };
   }
