@@ -1,8 +1,16 @@
 import type { LossReason } from './errors/LockLostError.js';
 
+/**
+ * Which primitive an event is about, so that metrics and logs can tell them apart
+ * (`holdfast.lock.kind`): `lock` (getLock), `fair` (getFairLock), and the rest of the
+ * lock family as it lands: `read`, `write`, `semaphore`, `multi`.
+ */
+export type LockKind = 'lock' | 'fair' | 'read' | 'write' | 'semaphore' | 'multi';
+
 export interface AcquiredEvent {
   name: string;
   owner: string;
+  kind: LockKind;
   token: number;
   /** Time from the call to the grant, in ms (0-ish when uncontended). */
   waitedMs: number;
@@ -10,15 +18,18 @@ export interface AcquiredEvent {
 export interface ReleasedEvent {
   name: string;
   owner: string;
+  kind: LockKind;
 }
 export interface RenewedEvent {
   name: string;
   owner: string;
+  kind: LockKind;
   leaseTime: number;
 }
 export interface RenewalFailedEvent {
   name: string;
   owner: string;
+  kind: LockKind;
   error: Error;
   /** Failed attempts in a row; retried while the lease lasts. */
   attempt: number;
@@ -26,6 +37,7 @@ export interface RenewalFailedEvent {
 export interface AcquireFailedEvent {
   name: string;
   owner: string;
+  kind: LockKind;
   /** Why the attempt failed: a timeout, a connection error, no quorum. */
   error: Error;
   /** Failed attempts of this wait so far; retried with backoff until the wait ends. */
@@ -34,6 +46,7 @@ export interface AcquireFailedEvent {
 export interface LostEvent {
   name: string;
   owner: string;
+  kind: LockKind;
   reason: LossReason;
   error: Error;
 }

@@ -10,4 +10,4 @@ export { CommandTimeoutError } from './errors/CommandTimeoutError.js';
 export type { LockErrorCode } from './errors/codes.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions } from './options.js';
 export type { Connection } from './connection.js';
-export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
+export type { LockKind, AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';

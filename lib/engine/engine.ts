@@ -183,7 +183,7 @@ export class Engine implements WaitHost, HoldListener {
     const hold = new Hold(keys, owner, granted.token, request.lease, request.renewed, granted.validUntil, request.primitive, this);
     this.holds.add(hold);
     this.watchdog.track(hold);
-    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, token: granted.token, waitedMs: now() - request.start }));
+    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, kind: request.primitive.kind, token: granted.token, waitedMs: now() - request.start }));
     return hold;
   }
 
@@ -203,7 +203,7 @@ export class Engine implements WaitHost, HoldListener {
 
   failed(request: AcquireRequest, error: unknown, attempt: number): void {
     const { name } = request.keys;
-    this.events.publish('acquireFailed', name, () => ({ name, owner: request.owner, error: error instanceof Error ? error : new Error(String(error)), attempt }));
+    this.events.publish('acquireFailed', name, () => ({ name, owner: request.owner, kind: request.primitive.kind, error: error instanceof Error ? error : new Error(String(error)), attempt }));
   }
 
   error(error: unknown): void {
@@ -214,12 +214,12 @@ export class Engine implements WaitHost, HoldListener {
 
   lost(hold: Hold, error: LockLostError): void {
     const { name } = hold.keys;
-    this.events.publish('lost', name, () => ({ name, owner: hold.owner, reason: error.reason, error }));
+    this.events.publish('lost', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind, reason: error.reason, error }));
   }
 
   released(hold: Hold): void {
     const { name } = hold.keys;
-    this.events.publish('released', name, () => ({ name, owner: hold.owner }));
+    this.events.publish('released', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind }));
   }
 
   ended(hold: Hold): void {
