@@ -1,6 +1,8 @@
 import { channel, type Channel } from 'node:diagnostics_channel';
 import { EventEmitter } from 'eventemitter3';
-import type { ClientEvents, LockEvents } from '../events.js';
+import type { ClientEvents, LockEvents, LockKind } from '../events.js';
+import type { Hold } from './hold.js';
+import type { AcquireRequest } from './request.js';
 
 /**
  * The diagnostics channel of each event, `holdfast:<event>`: process-wide, for every
@@ -17,6 +19,38 @@ const channels: { readonly [E in keyof ClientEvents]: Channel } = {
   error: channel('holdfast:error'),
 };
 
+/** How a wait that blocked ended (a rejected wait: by what it rejected with). */
+export type WaitOutcome = 'acquired' | 'timeout' | 'aborted' | 'unavailable' | 'closed' | 'failed';
+
+/** Called once when a wait that blocked ends; `error` is what the wait rejected with, if it did. */
+export type WaitEnd = (outcome: WaitOutcome, error?: unknown) => void;
+
+/**
+ * What instrumentation (holdfast/otel) sees beyond the public events: the moments the
+ * events do not tell. Not public API: holdfast/otel is built with this module. Each
+ * hook costs nothing while no probe is attached.
+ */
+export interface Probe {
+  /**
+   * A wait blocked: its first attempt was refused or failed, or it queued behind local
+   * waiters. Called in the caller's async context (a span started here has the
+   * caller's parent). `start` is the call's time on the performance.now() clock.
+   */
+  waitBlocked(name: string, owner: string, kind: LockKind, start: number): WaitEnd | undefined;
+  /** A hold began (right after its `acquired` event). `hold` is its identity for holdEnded. */
+  holdBegan(hold: object, name: string, kind: LockKind): void;
+  /** A hold reached a final state: released, lost, or abandoned (a last unlock that failed, which has no event). */
+  holdEnded(hold: object, name: string, kind: LockKind): void;
+}
+
+/** Each client's hub, for instrumentation that is handed the client (see hubOf). */
+const hubs = new WeakMap<object, EventHub>();
+
+/** The hub of a LockClient, or undefined for anything else (holdfast/otel's way in). */
+export function hubOf(client: object): EventHub | undefined {
+  return hubs.get(client);
+}
+
 /**
  * Where every lock event goes out: the client's emitter (every name), one emitter per
  * name that a handle listens on, and the event's diagnostics channel. Payloads are
@@ -25,8 +59,13 @@ const channels: { readonly [E in keyof ClientEvents]: Channel } = {
  */
 export class EventHub {
   private readonly perName = new Map<string, EventEmitter<LockEvents>>();
+  private readonly probes = new Set<Probe>();
+  /** Ends of the blocked waits still under way, while a probe saw them begin. */
+  private readonly openWaits = new Map<AcquireRequest, WaitEnd[]>();
 
-  constructor(private readonly client: EventEmitter<ClientEvents>) {}
+  constructor(private readonly client: EventEmitter<ClientEvents>) {
+    hubs.set(client, this);
+  }
 
   /** The emitter of one name; created when `create`, for a handle's on()/once(). */
   of(name: string, create: true): EventEmitter<LockEvents>;
@@ -83,11 +122,62 @@ export class EventHub {
     warn(e);
   }
 
+  // ---- probes (holdfast/otel) ------------------------------------------------------
+
+  /** Attaches a probe; returns its detach. */
+  attach(probe: Probe): () => void {
+    this.probes.add(probe);
+    return () => {
+      this.probes.delete(probe);
+    };
+  }
+
+  /** The request's wait blocked; idempotent (a fair wait says so at each refusal). */
+  waitBlocked(request: AcquireRequest): void {
+    if (this.probes.size === 0 || this.openWaits.has(request)) return;
+    const ends: WaitEnd[] = [];
+    const { keys, owner, primitive, start } = request;
+    for (const probe of this.probes) {
+      const end = this.contain(() => probe.waitBlocked(keys.name, owner, primitive.kind, start));
+      if (end) ends.push(end);
+    }
+    this.openWaits.set(request, ends);
+  }
+
+  /** The request's wait ended; called for every wait, blocked or not. */
+  waitEnded(request: AcquireRequest, outcome: WaitOutcome, error?: unknown): void {
+    if (this.openWaits.size === 0) return;
+    const ends = this.openWaits.get(request);
+    if (!ends) return;
+    this.openWaits.delete(request);
+    for (const end of ends) this.contain(() => end(outcome, error));
+  }
+
+  holdBegan(hold: Hold): void {
+    if (this.probes.size === 0) return;
+    for (const probe of this.probes) this.contain(() => probe.holdBegan(hold, hold.keys.name, hold.primitive.kind));
+  }
+
+  holdEnded(hold: Hold): void {
+    if (this.probes.size === 0) return;
+    for (const probe of this.probes) this.contain(() => probe.holdEnded(hold, hold.keys.name, hold.primitive.kind));
+  }
+
   private emit(emitter: EventEmitter<LockEvents> | EventEmitter<ClientEvents>, event: keyof LockEvents, value: unknown): void {
     try {
       (emitter.emit as (e: string, p: unknown) => boolean).call(emitter, event, value);
     } catch (error) {
       this.error(error);
+    }
+  }
+
+  /** Runs a probe's hook; its throw is reported like a listener's, never into the engine. */
+  private contain<T>(hook: () => T): T | undefined {
+    try {
+      return hook();
+    } catch (error) {
+      this.error(error);
+      return undefined;
     }
   }
 }
