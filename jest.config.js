@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/spec'],
   // Examples import the package by name, as users do.
   // lib/ writes ESM-ready relative imports ('./client.js'); jest resolves them to .ts.
-  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts', '^holdfast/otel$': '<rootDir>/lib/otel/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['**/*.spec.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

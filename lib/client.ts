@@ -108,8 +108,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const watchdog = new Watchdog(
       this.store,
       {
-        renewed: (hold) => events.publish('renewed', hold.keys.name, () => ({ name: hold.keys.name, owner: hold.owner, leaseTime: hold.lease })),
-        renewalFailed: (hold, error, attempt) => events.publish('renewalFailed', hold.keys.name, () => ({ name: hold.keys.name, owner: hold.owner, error, attempt })),
+        renewed: (hold) => events.publish('renewed', hold.keys.name, () => ({ name: hold.keys.name, owner: hold.owner, kind: hold.primitive.kind, leaseTime: hold.lease })),
+        renewalFailed: (hold, error, attempt) => events.publish('renewalFailed', hold.keys.name, () => ({ name: hold.keys.name, owner: hold.owner, kind: hold.primitive.kind, error, attempt })),
       },
       timeoutFor,
     );

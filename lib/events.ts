@@ -1,11 +1,20 @@
 import type { LossReason } from './errors/LockLostError.js';
 
+/**
+ * Which primitive an event is about, so that metrics and logs can tell them apart
+ * (`holdfast.lock.kind`): `lock` (getLock), `fair` (getFairLock), and the rest of the
+ * lock family as it lands: `read`, `write`, `semaphore`, `multi`.
+ */
+export type LockKind = 'lock' | 'fair' | 'read' | 'write' | 'semaphore' | 'multi';
+
 /** Payload of `acquired`: an owner's first hold of a lock (not a reentry). */
 export interface AcquiredEvent {
   /** The lock's name. */
   name: string;
   /** The owner id written in Redis (`host:pid:clientId:scope`). */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
   /** The hold's fencing token. */
   token: number;
   /** Time from the call to the grant, in ms (0-ish when uncontended). */
@@ -17,6 +26,8 @@ export interface ReleasedEvent {
   name: string;
   /** The owner that released it. */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
 }
 /** Payload of `renewed`: a watchdog renewal succeeded. */
 export interface RenewedEvent {
@@ -24,6 +35,8 @@ export interface RenewedEvent {
   name: string;
   /** The owner whose hold was renewed. */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
   /** The lease the renewal set, in ms (the client's `watchdogTimeout`). */
   leaseTime: number;
 }
@@ -33,6 +46,8 @@ export interface RenewalFailedEvent {
   name: string;
   /** The owner whose hold could not be renewed. */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
   /** Why: a {@link CommandTimeoutError}, a connection error, a {@link QuorumError}. */
   error: Error;
   /** Failed attempts in a row; retried while the lease lasts. */
@@ -44,6 +59,8 @@ export interface AcquireFailedEvent {
   name: string;
   /** The owner that is waiting. */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
   /** Why the attempt failed: a timeout, a connection error, no quorum. */
   error: Error;
   /** Failed attempts of this wait so far; retried with backoff until the wait ends. */
@@ -55,6 +72,8 @@ export interface LostEvent {
   name: string;
   /** The owner that lost it. */
   owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
   /** `expired`, `taken`, `deleted` or `quorum` (see {@link LossReason}). */
   reason: LossReason;
   /** The {@link LockLostError} that the owner's unlock() rejects with. */

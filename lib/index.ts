@@ -29,7 +29,7 @@ export { CommandTimeoutError } from './errors/CommandTimeoutError.js';
 export type { LockErrorCode } from './errors/codes.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions } from './options.js';
 export type { Connection } from './connection.js';
-export type { AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
+export type { LockKind, AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
 export { expressScope } from './integrations/express.js';
 export { koaScope } from './integrations/koa.js';
 export { fastifyScope, type FastifyHooks, type FastifyScopePlugin, type FastifyHook, type FastifyHookDone } from './integrations/fastify.js';

@@ -19,8 +19,10 @@ beforeAll(() => {
   const modules = path.join(scratch, 'node_modules');
   fs.mkdirSync(path.join(modules, 'holdfast'), { recursive: true });
   execFileSync('tar', ['xzf', path.join(scratch, packed[0].filename), '-C', path.join(modules, 'holdfast'), '--strip-components=1']);
-  // Its dependency and peer come from this checkout, as npm would install them.
+  // Its dependency and peers come from this checkout, as npm would install them.
   for (const dep of ['eventemitter3', 'ioredis']) fs.symlinkSync(path.join(root, 'node_modules', dep), path.join(modules, dep));
+  fs.mkdirSync(path.join(modules, '@opentelemetry'));
+  fs.symlinkSync(path.join(root, 'node_modules', '@opentelemetry', 'api'), path.join(modules, '@opentelemetry', 'api'));
 }, 120_000);
 afterAll(() => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
@@ -28,7 +30,9 @@ afterAll(() => {
 
 it('ships only what users need, with no install-time scripts', () => {
   for (const f of files) expect(f).toMatch(/^(dist\/(cjs|esm)\/.*\.(js|d\.ts|json)$|README\.md$|LICENSE$|package\.json$)/);
-  expect(files).toEqual(expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/cli/index.js', 'README.md', 'LICENSE']));
+  expect(files).toEqual(
+    expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/otel/index.js', 'dist/esm/otel/index.js', 'dist/cjs/otel/index.d.ts', 'dist/esm/otel/index.d.ts', 'dist/cjs/cli/index.js', 'README.md', 'LICENSE']),
+  );
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[hook]).toBeUndefined();
   expect(pkg.engines.node).toBeDefined();
@@ -37,9 +41,15 @@ it('ships only what users need, with no install-time scripts', () => {
   expect(dangling).toEqual([]);
 });
 
-it('loads with require() from CommonJS', () => {
+it('loads with require() from CommonJS, holdfast/otel too, and only holdfast/otel loads @opentelemetry/api', () => {
   const out = execFileSync(process.execPath, ['-e', "const h = require('holdfast'); console.log(typeof h.LockClient, typeof h.LockLostError, new h.QuorumError('x', 'acquire', 2, []) instanceof h.LockError)"], { cwd: scratch }).toString();
   expect(out.trim()).toBe('function function true');
+  const otel = execFileSync(
+    process.execPath,
+    ['-e', "const loaded = () => Object.keys(require.cache).some((f) => f.includes('@opentelemetry')); require('holdfast'); const before = loaded(); const o = require('holdfast/otel'); console.log(before, loaded(), typeof o.instrument)"],
+    { cwd: scratch },
+  ).toString();
+  expect(otel.trim()).toBe('false true function');
 });
 
 it('runs the bin', () => {
@@ -47,23 +57,36 @@ it('runs the bin', () => {
   expect(out.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 });
 
-it('loads with import from ESM', () => {
+it('loads with import from ESM, holdfast/otel too (the same function as require gives)', () => {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', "import { LockClient, LockNotHeldError } from 'holdfast'; console.log(typeof LockClient, typeof LockNotHeldError)"], { cwd: scratch }).toString();
   expect(out.trim()).toBe('function function');
+  const otel = execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', "import { createRequire } from 'node:module'; import { instrument } from 'holdfast/otel'; console.log(typeof instrument, instrument === createRequire(import.meta.url)('holdfast/otel').instrument)"],
+    { cwd: scratch },
+  ).toString();
+  expect(otel.trim()).toBe('function true');
 });
 
 it('type-checks a consumer under node16 module resolution, for import and require', () => {
   fs.writeFileSync(
     path.join(scratch, 'use.mts'),
     [
-      "import { LockClient, LockUnavailableError, QuorumError, type LockErrorCode, type LostEvent } from 'holdfast';",
+      "import { LockClient, LockUnavailableError, QuorumError, type LockErrorCode, type LockKind, type LostEvent } from 'holdfast';",
+      "import { instrument, type InstrumentOptions } from 'holdfast/otel';",
       "export const f = (c: LockClient) => c.on('lost', (e: LostEvent) => e.reason);",
+      "export const kind = (e: LostEvent): LockKind => e.kind;",
+      'export const o: InstrumentOptions = { names: true };',
+      'export const stop: () => void = instrument(new LockClient([]), o);',
       "export const code = (e: unknown): LockErrorCode | undefined => (e instanceof LockUnavailableError ? e.code : undefined);",
       "export const votes = (e: QuorumError) => [e.votes.length, e.cause] as const;",
       '',
     ].join('\n'),
   );
-  fs.writeFileSync(path.join(scratch, 'use.cts'), "import holdfast = require('holdfast');\nexport const g = (c: holdfast.LockClient) => c.getLock('a').tryLock(1, 100);\n");
+  fs.writeFileSync(
+    path.join(scratch, 'use.cts'),
+    "import holdfast = require('holdfast');\nimport otel = require('holdfast/otel');\nexport const g = (c: holdfast.LockClient) => c.getLock('a').tryLock(1, 100);\nexport const h = (c: holdfast.LockClient): (() => void) => otel.instrument(c, { names: false });\n",
+  );
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), 'use.mts', 'use.cts'], { cwd: scratch, stdio: 'pipe' });
 });
@@ -145,7 +168,7 @@ function declarations(file: string, relative: string): { key: string; internal: 
 /** The shipped .d.ts files reachable from the package's type entry points, relative to dist/cjs, without extension. */
 function shippedDeclarations(): string[] {
   const base = path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs');
-  const todo = [path.join(base, 'index.d.ts'), path.join(base, '..', 'esm', 'index.d.ts')];
+  const todo = [path.join(base, 'index.d.ts'), path.join(base, '..', 'esm', 'index.d.ts'), path.join(base, 'otel', 'index.d.ts'), path.join(base, '..', 'esm', 'otel', 'index.d.ts')];
   const seen = new Set<string>();
   while (todo.length > 0) {
     const file = todo.pop()!;
@@ -171,7 +194,7 @@ it('publishes no declaration marked @internal in lib/', () => {
       .map((d) => d.key),
   );
   const shipped = shippedDeclarations();
-  expect(shipped).toEqual(expect.arrayContaining(['index', 'client', path.join('errors', 'LockError')]));
+  expect(shipped).toEqual(expect.arrayContaining(['index', 'client', path.join('errors', 'LockError'), path.join('otel', 'index'), path.join('otel', 'options')]));
   const base = path.join(scratch, 'node_modules', 'holdfast', 'dist', 'cjs');
   const leaked = shipped.flatMap((rel) => declarations(path.join(base, `${rel}.d.ts`), rel)).filter((d) => internal.has(d.key) || d.internal);
   expect(leaked).toEqual([]);

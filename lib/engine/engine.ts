@@ -1,11 +1,12 @@
 import { LockError } from '../errors/LockError.js';
+import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import type { LockLostError } from '../errors/LockLostError.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { Granted, LockKeys, Store } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
 import { atDeadline, backoff } from './backoff.js';
-import type { EventHub } from './event-hub.js';
+import type { EventHub, WaitOutcome } from './event-hub.js';
 import { FairWaits } from './fair-waits.js';
 import { Hold, type HoldListener } from './hold.js';
 import { HoldRegistry } from './registry.js';
@@ -97,7 +98,31 @@ export class Engine implements WaitHost, HoldListener {
       }
       if (waitTime === 0) return null;
     }
-    return primitive.waits === 'local' ? this.local.wait(request, lastError) : this.fair.wait(request, lastError);
+    return this.wait(request, lastError);
+  }
+
+  /**
+   * A wait, told to the event hub's probes: a local wait blocks from the start (its
+   * attempt was refused, or it queues behind others); a fair wait says so itself
+   * (blocked()), after its first attempt in the queue.
+   */
+  private async wait(request: AcquireRequest, lastError: unknown): Promise<Hold | null> {
+    const local = request.primitive.waits === 'local';
+    if (local) this.events.waitBlocked(request);
+    try {
+      const hold = await (local ? this.local.wait(request, lastError) : this.fair.wait(request, lastError));
+      this.events.waitEnded(request, hold ? 'acquired' : 'timeout');
+      return hold;
+    } catch (error) {
+      this.events.waitEnded(request, this.outcomeOf(request, error), error);
+      throw error;
+    }
+  }
+
+  private outcomeOf(request: AcquireRequest, error: unknown): WaitOutcome {
+    if (request.signal?.aborted) return 'aborted';
+    if (error instanceof LockUnavailableError) return 'unavailable';
+    return this.isClosed ? 'closed' : 'failed';
   }
 
   /**
@@ -183,7 +208,8 @@ export class Engine implements WaitHost, HoldListener {
     const hold = new Hold(keys, owner, granted.token, request.lease, request.renewed, granted.validUntil, request.primitive, this);
     this.holds.add(hold);
     this.watchdog.track(hold);
-    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, token: granted.token, waitedMs: now() - request.start }));
+    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, kind: request.primitive.kind, token: granted.token, waitedMs: now() - request.start }));
+    this.events.holdBegan(hold);
     return hold;
   }
 
@@ -203,7 +229,11 @@ export class Engine implements WaitHost, HoldListener {
 
   failed(request: AcquireRequest, error: unknown, attempt: number): void {
     const { name } = request.keys;
-    this.events.publish('acquireFailed', name, () => ({ name, owner: request.owner, error: error instanceof Error ? error : new Error(String(error)), attempt }));
+    this.events.publish('acquireFailed', name, () => ({ name, owner: request.owner, kind: request.primitive.kind, error: error instanceof Error ? error : new Error(String(error)), attempt }));
+  }
+
+  blocked(request: AcquireRequest): void {
+    this.events.waitBlocked(request);
   }
 
   error(error: unknown): void {
@@ -214,16 +244,17 @@ export class Engine implements WaitHost, HoldListener {
 
   lost(hold: Hold, error: LockLostError): void {
     const { name } = hold.keys;
-    this.events.publish('lost', name, () => ({ name, owner: hold.owner, reason: error.reason, error }));
+    this.events.publish('lost', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind, reason: error.reason, error }));
   }
 
   released(hold: Hold): void {
     const { name } = hold.keys;
-    this.events.publish('released', name, () => ({ name, owner: hold.owner }));
+    this.events.publish('released', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind }));
   }
 
   ended(hold: Hold): void {
     this.watchdog.untrack(hold);
+    this.events.holdEnded(hold);
     // A lost hold stays known until its outstanding unlocks have rejected (see unwind).
     if (hold.state !== 'lost') this.holds.remove(hold);
     this.local.wake(hold.keys.key);

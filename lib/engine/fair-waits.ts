@@ -68,6 +68,7 @@ export class FairWaits {
           if (signal?.aborted) throw signal.reason;
           failures += 1;
           lastError = error;
+          host.blocked(request);
           host.failed(request, error, failures);
           await bell.sleep(Math.min(backoff(failures), deadline - now()));
           continue;
@@ -79,6 +80,7 @@ export class FairWaits {
           return host.grant(request, result);
         }
         if (!unwatch) {
+          host.blocked(request);
           // Subscribed before the retry: a release between the two is not missed.
           // Uncontended, the first attempt was the only round trip.
           unwatch = await this.watch(keys, owner, ring);

@@ -32,6 +32,8 @@ export interface WaitHost {
   grant(request: AcquireRequest, granted: Granted): Hold;
   /** Gives back a grant nobody will use (its waiter left while it was on its way). */
   giveBack(request: AcquireRequest): void;
+  /** A fair wait's attempt was refused or failed: it blocks (told to the event hub's probes; idempotent). */
+  blocked(request: AcquireRequest): void;
   /** An attempt of a wait failed; reported as acquireFailed and retried. */
   failed(request: AcquireRequest, error: unknown, attempt: number): void;
   /** Background trouble with no caller to reject. */
