@@ -33,6 +33,8 @@ function asModule(snippet: string): string {
   const lines = snippet.split('\n');
   const imports = lines.filter((l) => /^import\s/.test(l));
   const body = lines.filter((l) => !/^import\s/.test(l));
+  // A snippet that exports is a module already (an example file quoted whole).
+  if (body.some((l) => /^export\s/.test(l))) return snippet;
   return `${imports.join('\n')}\nexport async function example() {\n${body.join('\n')}\n}\n`;
 }
 
@@ -81,7 +83,7 @@ function typeCheck(snippets: Map<string, string>): string[] {
     types: ['node'],
     typeRoots: [path.join(root, 'node_modules', '@types')],
     baseUrl: root,
-    paths: { holdfast: ['lib/index.ts'] },
+    paths: { holdfast: ['lib/index.ts'], 'holdfast/otel': ['lib/otel/index.ts'] },
   };
   const host = ts.createCompilerHost(options);
   const { fileExists, readFile, getSourceFile } = host;
