@@ -208,7 +208,8 @@ export class Engine implements WaitHost, HoldListener {
     const hold = new Hold(keys, owner, granted.token, request.lease, request.renewed, granted.validUntil, request.primitive, this);
     this.holds.add(hold);
     this.watchdog.track(hold);
-    this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, kind: request.primitive.kind, token: granted.token, waitedMs: now() - request.start }));
+    // Guarded here too: the payload closure is not even made on the hot path.
+    if (this.events.active('acquired', keys.name)) this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, kind: request.primitive.kind, token: granted.token, waitedMs: now() - request.start }));
     this.events.holdBegan(hold);
     return hold;
   }
@@ -249,7 +250,7 @@ export class Engine implements WaitHost, HoldListener {
 
   released(hold: Hold): void {
     const { name } = hold.keys;
-    this.events.publish('released', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind }));
+    if (this.events.active('released', name)) this.events.publish('released', name, () => ({ name, owner: hold.owner, kind: hold.primitive.kind }));
   }
 
   ended(hold: Hold): void {

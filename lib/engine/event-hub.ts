@@ -89,6 +89,11 @@ export class EventHub {
     return this.client.listenerCount(event) > 0 || (this.perName.get(name)?.listenerCount(event) ?? 0) > 0;
   }
 
+  /** Someone listens for or subscribes to event about name: only then is a payload worth building. */
+  active(event: keyof LockEvents, name: string): boolean {
+    return channels[event].hasSubscribers || this.wants(event, name);
+  }
+
   /** Builds the payload only when someone listens or subscribes. */
   publish<E extends keyof LockEvents>(event: E, name: string, payload: () => Parameters<LockEvents[E]>[0]): void {
     const channel = channels[event];

@@ -32,11 +32,8 @@ const LINGER = 200;
 
 /** A waiter a last release is about to hand the lock to, in the same script call. */
 export interface HandOffClaim {
+  readonly waiter: Waiter;
   readonly next: NextOwner;
-  /** The release handed it over: the waiter gets its hold (or gives it back if it left). */
-  granted(result: Granted): void;
-  /** The release did not hand it over: the waiter is free to be tried again. */
-  unclaim(): void;
 }
 
 /**
@@ -120,30 +117,32 @@ export class LocalWaits {
 
   /**
    * Before a last release by a local owner: the head waiter to hand the lock to in the
-   * same call, if any. After LOCAL_CHAIN local hand-offs in a row the script hands off
-   * only when no other client waits.
+   * same call, if any, marked claimed until handedOff() or unclaim(). After LOCAL_CHAIN
+   * local hand-offs in a row the script hands off only when no other client waits.
    */
   claimHandOff(key: string): HandOffClaim | undefined {
     const queue = this.queues.get(key);
     const waiter = queue?.next();
     if (!queue || !waiter) return undefined;
     waiter.claimed = true;
-    const chain = this.chains.get(key) ?? 0;
     const own = queue.pumping ? 1 : 0;
     const { owner, lease } = waiter.request;
-    return {
-      next: { owner, lease, unlessOthersWait: chain >= LOCAL_CHAIN ? own : undefined },
-      granted: (result) => {
-        this.chains.set(key, chain + 1);
-        waiter.claimed = false;
-        if (waiter.settled) this.host.giveBack(waiter.request);
-        else waiter.resolve(this.host.grant(waiter.request, result));
-      },
-      unclaim: () => {
-        waiter.claimed = false;
-        queue.wake();
-      },
-    };
+    return { waiter, next: { owner, lease, unlessOthersWait: (this.chains.get(key) ?? 0) >= LOCAL_CHAIN ? own : undefined } };
+  }
+
+  /** The release handed the lock over: the waiter gets its hold (or gives it back if it left). */
+  handedOff(key: string, claim: HandOffClaim, result: Granted): void {
+    const { waiter } = claim;
+    this.chains.set(key, (this.chains.get(key) ?? 0) + 1);
+    waiter.claimed = false;
+    if (waiter.settled) this.host.giveBack(waiter.request);
+    else waiter.resolve(this.host.grant(waiter.request, result));
+  }
+
+  /** The release did not hand the lock over: the waiter may be tried again. */
+  unclaim(key: string, claim: HandOffClaim): void {
+    claim.waiter.claimed = false;
+    this.queues.get(key)?.wake();
   }
 
   /** A last release deleted the key: other clients woken by it get a head start. */

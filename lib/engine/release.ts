@@ -73,11 +73,11 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       ? await handOff!.releaseTo(keys, owner, claim.next, timeout, hold.count)
       : await primitive.release(engine.store, keys, owner, hold.count, timeout);
   } catch (error) {
-    claim?.unclaim();
+    if (claim) local.unclaim(keys.key, claim);
     hold.abandon();
     throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });
   }
-  if (result.kind !== 'handedOff') claim?.unclaim();
+  if (claim && result.kind !== 'handedOff') local.unclaim(keys.key, claim);
   switch (result.kind) {
     case 'notHeld': {
       const lost = hold.lose('deleted');
@@ -97,7 +97,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       return;
     case 'handedOff':
       hold.finishRelease();
-      claim?.granted({ granted: true, token: result.token, validUntil: result.validUntil });
+      if (claim) local.handedOff(keys.key, claim, { granted: true, token: result.token, validUntil: result.validUntil });
       return;
   }
 }
