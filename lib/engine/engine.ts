@@ -34,6 +34,8 @@ export class Engine implements WaitHost, HoldListener {
   private readonly local: LocalWaits;
   private readonly fair: FairWaits;
   private isClosed = false;
+  /** Waits begun while a probe was attached (followedWait): only these report to probes. */
+  private readonly followed = new Set<AcquireRequest>();
 
   constructor(
     readonly store: Store,
@@ -106,8 +108,16 @@ export class Engine implements WaitHost, HoldListener {
    * attempt was refused, or it queues behind others); a fair wait says so itself
    * (blocked()), after its first attempt in the queue.
    */
-  private async wait(request: AcquireRequest, lastError: unknown): Promise<Hold | null> {
+  private wait(request: AcquireRequest, lastError: unknown): Promise<Hold | null> {
     const local = request.primitive.waits === 'local';
+    // Nobody follows waits: no wrapper on the contended path (a fair wait may still
+    // report blocked() itself, which is a no-op then).
+    if (!this.events.probed) return local ? this.local.wait(request, lastError) : this.fair.wait(request, lastError);
+    return this.followedWait(request, lastError, local);
+  }
+
+  private async followedWait(request: AcquireRequest, lastError: unknown, local: boolean): Promise<Hold | null> {
+    this.followed.add(request);
     if (local) this.events.waitBlocked(request);
     try {
       const hold = await (local ? this.local.wait(request, lastError) : this.fair.wait(request, lastError));
@@ -116,6 +126,8 @@ export class Engine implements WaitHost, HoldListener {
     } catch (error) {
       this.events.waitEnded(request, this.outcomeOf(request, error), error);
       throw error;
+    } finally {
+      this.followed.delete(request);
     }
   }
 
@@ -234,7 +246,9 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   blocked(request: AcquireRequest): void {
-    this.events.waitBlocked(request);
+    // Only a wait that followedWait() will also end: a probe attached mid-wait must not
+    // leave an entry in the hub that nothing removes.
+    if (this.followed.has(request)) this.events.waitBlocked(request);
   }
 
   error(error: unknown): void {

@@ -129,6 +129,11 @@ export class EventHub {
 
   // ---- probes (holdfast/otel) ------------------------------------------------------
 
+  /** A probe is attached: waits are worth following (otherwise they cost nothing extra). */
+  get probed(): boolean {
+    return this.probes.size > 0;
+  }
+
   /** Attaches a probe; returns its detach. */
   attach(probe: Probe): () => void {
     this.probes.add(probe);
