@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, LockNotHeldError, LockTimeoutError, type AcquiredEvent, type LostEvent } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
+import { transfer, type Accounts } from '../examples/multi-lock';
 import { contend } from './helpers/contention';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
@@ -259,5 +260,30 @@ describe('bad input', () => {
     await locks.close();
     expect(() => locks.getMultiLock(['a'])).toThrow(LockError);
     await expect(multi.lock()).rejects.toBeInstanceOf(LockError);
+  });
+});
+
+describe('the README example', () => {
+  it('transfers in both directions at once from two clients: no deadlock, no lost update', async () => {
+    const balances = new Map([['1', 1_000], ['2', 1_000]]);
+    const highest = new Map<string, number>();
+    const tick = () => new Promise((r) => setImmediate(r));
+    const accounts: Accounts = {
+      balance: async (id) => (await tick(), balances.get(id)!),
+      write: async (id, balance, token) => {
+        await tick();
+        if (token < (highest.get(id) ?? 0)) throw new Error(`stale token for ${id}`);
+        highest.set(id, token);
+        balances.set(id, balance);
+      },
+    };
+    const pool = [client(), client()];
+    await withTimeout(
+      Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? transfer(pool[0], accounts, '1', '2', 10) : transfer(pool[1], accounts, '2', '1', 7)))),
+      20_000,
+      'the transfers',
+    );
+    expect([balances.get('1'), balances.get('2')]).toEqual([1_000 - 100 + 70, 1_000 + 100 - 70]);
+    expect(await present('account:1', 'account:2')).toEqual([0, 0]);
   });
 });
