@@ -218,6 +218,26 @@ describe('loss', () => {
   });
 });
 
+describe('loss while waiting', () => {
+  it('a name lost while a later one is awaited makes the take fail, with nothing left', async () => {
+    const [a, b] = [name(), name()];
+    const heldB = client().getLock(b);
+    await heldB.lock(20_000);
+    const locks = client();
+    const acquired = nextEvent<AcquiredEvent>(locks.getLock(a), 'acquired', 2_000);
+    const lost = nextEvent<LostEvent>(locks.getLock(a), 'lost', 3_000);
+    const outcome = locks.getMultiLock([a, b]).tryLock(10_000).catch((e: unknown) => e);
+    await acquired;
+    await redis.del(key(a));
+    await lost; // the watchdog found a gone
+    await heldB.unlock();
+    const error = await withTimeout(outcome, 3_000, 'tryLock after the loss');
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).lockName).toBe(a);
+    expect(await present(a, b)).toEqual([0, 0]);
+  });
+});
+
 describe('queries', () => {
   it('inspects per name, force-unlocks every name, and reports the first TTL to end', async () => {
     const [a, b] = [name(), name()];
