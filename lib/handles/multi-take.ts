@@ -108,21 +108,35 @@ export async function takeAll(
 ): Promise<HoldGroup | TimedOut> {
   const deadline = waitTime === undefined ? undefined : now() + waitTime;
   const taken: Hold[] = [];
+  // Ends the wait for a later name when the caller aborts or a name taken is lost
+  // (with that name's LockLostError): waiting on would only hold the others for nothing.
+  const stop = new AbortController();
+  const detachers: (() => void)[] = [];
+  const follow = (source: AbortSignal) => {
+    if (source.aborted) return stop.abort(source.reason);
+    const onAbort = () => stop.abort(source.reason);
+    source.addEventListener('abort', onAbort, { once: true });
+    detachers.push(() => source.removeEventListener('abort', onAbort));
+  };
+  if (signal) follow(signal);
   try {
     for (const keys of ordered) {
       const budget = deadline === undefined ? undefined : Math.max(0, deadline - now());
-      const hold = await port.acquire(primitive, keys, owner, leaseTime, budget, signal);
+      const hold = await port.acquire(primitive, keys, owner, leaseTime, budget, stop.signal);
       if (!hold) {
         await giveBack(port, taken);
         return { timedOut: keys.name };
       }
       taken.push(hold);
+      follow(hold.signal);
     }
   } catch (error) {
     await giveBack(port, taken);
     throw error;
+  } finally {
+    for (const detach of detachers) detach();
   }
-  // A name lost while a later one was awaited: all or nothing holds here too.
+  // A name lost after the last wait ended (its grant on the way): all or nothing here too.
   const lost = taken.find((h) => !h.live);
   if (lost) {
     await giveBack(port, taken);

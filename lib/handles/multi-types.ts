@@ -216,6 +216,8 @@ export interface MultiLock {
    * @throws {@link LockTimeoutError} when `waitTime` ran out while another owner held a name.
    * @throws {@link LockUnavailableError} (a {@link QuorumError} in quorum mode) when the
    *   last attempt on a name could not reach Redis.
+   * @throws {@link LockLostError} when a name taken early was lost while a later one was
+   *   awaited (the wait ends then, and nothing stays held).
    * @throws {@link LockError} when the client is closed or closes while waiting.
    * @throws `TypeError`/`RangeError` for a bad `fn` or options; the signal's `reason` on abort.
    * @example
