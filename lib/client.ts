@@ -8,9 +8,13 @@ import { LockHandle } from './handles/lock.js';
 import { ownerPrefix } from './handles/owner-id.js';
 import type { LockPort } from './handles/port.js';
 import type { Lock } from './handles/types.js';
+import { MultiLockHandle } from './handles/multi-lock.js';
+import { checkNames } from './handles/multi-names.js';
+import type { MultiLock } from './handles/multi-types.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/fair.js';
 import { plainLock } from './primitives/plain.js';
+import { multiLockName } from './primitives/multi.js';
 import type { Primitive } from './primitives/primitive.js';
 import { newScope, runInScope } from './scope.js';
 import { MasterStore } from './store/master/master.js';
@@ -155,6 +159,32 @@ export class LockClient extends EventEmitter<ClientEvents> {
     checkName(name);
     // Throws the reason up front when the topology has no queue (quorum mode).
     return new LockHandle(this.port, name, this.fair ?? fairLock(this.store, this.options.watchdogTimeout));
+  }
+
+  /**
+   * A handle on several locks taken together, all or nothing: the Lock API over the
+   * names (see {@link MultiLock}). The names are taken in one global order (sorted), so
+   * multi-locks over overlapping names never deadlock whatever order they were given
+   * in; they may sit in different Cluster slots; in quorum mode each name is a quorum
+   * lock. Cheap, and nothing is sent to Redis.
+   *
+   * @param names 1 or more distinct lock names (each as for {@link LockClient.getLock}).
+   * @throws {@link LockError} when the client is closed.
+   * @throws `TypeError` when `names` is not an array or holds a non-string; `RangeError`
+   *   when it is empty, repeats a name, or holds an empty or too long name.
+   * @example
+   * ```ts
+   * const both = locks.getMultiLock(['account:1', 'account:2']);
+   * await both.run(async ({ signal, tokens }) => {
+   *   await work(signal);
+   *   await ledger.write(entry, tokens['account:1']);
+   * }, { waitTime: 5_000 });
+   * ```
+   */
+  getMultiLock(names: readonly string[]): MultiLock {
+    this.engine.assertOpen();
+    const { given, ordered } = checkNames(names);
+    return new MultiLockHandle(this.port, given, ordered, multiLockName);
   }
 
   /**

@@ -11,7 +11,7 @@ export type WaitStyle = 'local' | 'fairQueue';
  */
 export interface Primitive {
   /** Name in events and metrics. */
-  readonly kind: 'lock' | 'fair';
+  readonly kind: 'lock' | 'fair' | 'multi';
   readonly waits: WaitStyle;
   /** One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the queue). */
   attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean): Promise<AcquireResult>;
