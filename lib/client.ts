@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import { checkConnections, type Connection } from './connection.js';
+import { checkConnections, clientPort, type Connection } from './connection.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/event-hub.js';
 import type { ClientEvents } from './events.js';
@@ -91,7 +91,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     this.options = resolveClientOptions(options);
     const { watchdogTimeout, commandTimeout, driftFactor, keyRetention } = this.options;
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const masters = connections.map((c) => new MasterStore(c, levelsNow, keyRetention));
+    const masters = connections.map((c) => new MasterStore(clientPort(c), levelsNow, keyRetention));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,
