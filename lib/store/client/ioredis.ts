@@ -8,8 +8,11 @@ import type { Arg, MessageListener, PubSubPort, RedisClientPort } from './redis-
 export interface IoredisConnection {
   /** `'ready'`, `'connecting'`, `'reconnecting'`, `'end'`, ... */
   readonly status: string;
+  /** Runs a cached script: holdfast's calls, with EVAL on NOSCRIPT. */
   evalsha(...args: never[]): unknown;
+  /** Runs (and caches) a script. */
   eval(...args: never[]): unknown;
+  /** Makes holdfast's own pub/sub connection, closed by `LockClient.close()`. */
   duplicate(...args: never[]): unknown;
 }
 

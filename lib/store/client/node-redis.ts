@@ -7,10 +7,15 @@ import type { Arg, MessageListener, PubSubPort, RedisClientPort } from './redis-
  * that holdfast's types import nothing from node-redis.
  */
 export interface NodeRedisConnection {
+  /** `connect()` was called and the client was not closed. */
   readonly isOpen: boolean;
+  /** Connected: commands go out now. */
   readonly isReady: boolean;
+  /** How holdfast sends its scripts (EVALSHA, EVAL on NOSCRIPT) and commands. */
   sendCommand(...args: never[]): unknown;
+  /** Makes holdfast's own pub/sub connection, closed by `LockClient.close()`. */
   duplicate(...args: never[]): unknown;
+  /** Sharded pub/sub (a cluster's waits). */
   SSUBSCRIBE(...args: never[]): unknown;
 }
 
