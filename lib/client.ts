@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import { checkConnections, type Connection } from './connection.js';
+import { checkConnections, clientPort, type Connection } from './connection.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/event-hub.js';
 import type { ClientEvents } from './events.js';
@@ -75,11 +75,12 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * Checks its arguments and sets up. Quorum mode asks each master for `INFO server`
    * (to tell a restarted master); otherwise nothing is sent until a lock is used.
    *
-   * @param connection an ioredis `Redis` (one master, also Sentinel-managed) or `Cluster`,
-   *   or an array of independent `Redis` masters (quorum mode: a lock needs a majority).
+   * @param connection an ioredis or iovalkey `Redis` (one master, also Sentinel-managed) or
+   *   `Cluster`, a connected node-redis client (`createClient()`) or cluster
+   *   (`createCluster()`), or an array of independent masters (quorum mode: a lock needs a majority).
    *   holdfast never closes them.
    * @param options see {@link ClientOptions}.
-   * @throws `TypeError` when `connection` is not an ioredis client, or the array is empty,
+   * @throws `TypeError` when `connection` is none of those clients, or the array is empty,
    *   holds a Cluster or the same client twice; or an option is unknown or mistyped.
    * @throws `RangeError` when an option is out of range (e.g. `watchdogTimeout` under 100 ms).
    * @example
@@ -95,7 +96,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     this.options = resolveClientOptions(options);
     const { watchdogTimeout, commandTimeout, driftFactor, keyRetention } = this.options;
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const masters = connections.map((c) => new MasterStore(c, levelsNow, keyRetention));
+    const masters = connections.map((c) => new MasterStore(clientPort(c), levelsNow, keyRetention));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,

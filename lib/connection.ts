@@ -1,30 +1,63 @@
-import type { Cluster, Redis } from 'ioredis';
 import { describe } from './options.js';
+import { IoredisClient, type IoredisConnection } from './store/client/ioredis.js';
+import { isNodeRedisCluster, NodeRedisClient, type NodeRedisConnection } from './store/client/node-redis.js';
+import type { RedisClientPort } from './store/client/redis-client.js';
 
-/** What holdfast accepts as one master: an ioredis Redis or Cluster (the user's; never closed by holdfast). */
-export type Connection = Redis | Cluster;
+export type { IoredisConnection, NodeRedisConnection };
 
-/** Duck-typed so that ioredis 5 and 6 (and a copy installed twice) are both accepted. */
-export function isConnection(value: unknown): value is Connection {
-  if (typeof value !== 'object' || value === null) return false;
+/**
+ * What holdfast accepts as one master (the user's; never closed by holdfast): an
+ * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, or a node-redis
+ * 5/6 client (`createClient()`) or cluster (`createCluster()`), connected. Structural
+ * types, so that a project with only one of those libraries type-checks.
+ */
+export type Connection = IoredisConnection | NodeRedisConnection;
+
+const WANTED = 'an ioredis (or iovalkey) Redis or Cluster, or a node-redis client or cluster';
+
+/** Duck-typed so that ioredis 5 and 6, iovalkey (and a copy installed twice) are accepted. */
+function isIoredis(value: object): value is IoredisConnection {
   const c = value as Record<string, unknown>;
   return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.duplicate === 'function' && typeof c.status === 'string';
 }
 
-export function isCluster(connection: Connection): connection is Cluster {
-  return (connection as { isCluster?: boolean }).isCluster === true;
+/** node-redis 5/6 clients and clusters; not its pools (no pub/sub) nor its Sentinel objects (another sendCommand). */
+function isNodeRedis(value: object): value is NodeRedisConnection {
+  const c = value as Record<string, unknown>;
+  return (
+    typeof c.sendCommand === 'function' &&
+    typeof c.duplicate === 'function' &&
+    typeof c.SSUBSCRIBE === 'function' &&
+    typeof c.isOpen === 'boolean' &&
+    typeof c.isReady === 'boolean' &&
+    typeof c.getMasterNode !== 'function'
+  );
+}
+
+export function isConnection(value: unknown): value is Connection {
+  return typeof value === 'object' && value !== null && (isIoredis(value) || isNodeRedis(value));
+}
+
+export function isCluster(connection: Connection): boolean {
+  if (isIoredis(connection)) return (connection as { isCluster?: boolean }).isCluster === true;
+  return isNodeRedisCluster(connection);
+}
+
+/** The store's view of a connection checked by checkConnections. */
+export function clientPort(connection: Connection): RedisClientPort {
+  return isIoredis(connection) ? new IoredisClient(connection) : new NodeRedisClient(connection);
 }
 
 export function checkConnections(value: unknown): Connection[] {
   if (Array.isArray(value)) {
-    if (value.length === 0) throw new TypeError('connection: an empty array; pass one ioredis client or an array of independent masters');
+    if (value.length === 0) throw new TypeError(`connection: an empty array; pass one client (${WANTED}) or an array of independent masters`);
     value.forEach((c, i) => {
-      if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis client, got ${describe(c)}`);
+      if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis or a node-redis client, got ${describe(c)}`);
       if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters`);
     });
     if (new Set(value).size !== value.length) throw new TypeError('connection: the same client appears twice; quorum needs independent masters');
     return value;
   }
-  if (!isConnection(value)) throw new TypeError(`connection must be an ioredis Redis or Cluster client (or an array of Redis masters), got ${describe(value)}`);
+  if (!isConnection(value)) throw new TypeError(`connection must be ${WANTED} (or an array of independent masters), got ${describe(value)}`);
   return [value];
 }

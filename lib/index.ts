@@ -29,7 +29,7 @@ export { QuorumError, type Vote } from './errors/QuorumError.js';
 export { CommandTimeoutError } from './errors/CommandTimeoutError.js';
 export type { LockErrorCode } from './errors/codes.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions } from './options.js';
-export type { Connection } from './connection.js';
+export type { Connection, IoredisConnection, NodeRedisConnection } from './connection.js';
 export type { LockKind, AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
 export { expressScope } from './integrations/express.js';
 export { koaScope } from './integrations/koa.js';

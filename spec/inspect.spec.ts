@@ -1,14 +1,17 @@
 import { hostname } from 'node:os';
 import Redis from 'ioredis';
-import { LockClient } from '../lib';
+import { LockClient, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
+import { closeConnection, lockConnection } from './helpers/clients';
 import { waitFor } from './helpers/wait';
 
 // lock.inspect(): who holds a lock (owner ids carry host and pid), its TTL, the last
 // token and the known waiters.
 
 let server: RedisServer;
+/** Admin connection (ioredis); the lock's own is `conn`, of the kind under test (helpers/clients). */
 let redis: Redis;
+let conn: Connection;
 let locks: LockClient;
 let other: LockClient;
 let n = 0;
@@ -17,14 +20,16 @@ const name = () => `inspect-${++n}`;
 beforeAll(async () => {
   server = await startServer();
   redis = new Redis(server.port, '127.0.0.1');
+  conn = await lockConnection(server.port);
 });
 afterAll(async () => {
   redis.disconnect();
+  await closeConnection(conn);
   await server.stop();
 });
 beforeEach(() => {
-  locks = new LockClient(redis);
-  other = new LockClient(redis);
+  locks = new LockClient(conn);
+  other = new LockClient(conn);
 });
 afterEach(async () => {
   await locks.close();

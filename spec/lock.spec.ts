@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
-import { LockClient, LockError, LockNotHeldError, type Lock } from '../lib';
+import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
+import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { contend } from './helpers/contention';
 import { waitFor } from './helpers/wait';
 
@@ -8,7 +9,9 @@ import { waitFor } from './helpers/wait';
 // shape, pub/sub waiting, aborts, fencing tokens, events and argument checks.
 
 let server: RedisServer;
+/** Admin connection (ioredis); the lock's own is `conn`, of the kind under test (helpers/clients). */
 let redis: Redis;
+let conn: Connection;
 let locks: LockClient;
 let n = 0;
 const name = () => `core-${++n}`;
@@ -17,13 +20,15 @@ const key = (lockName: string) => `holdfast:{${lockName}}`;
 beforeAll(async () => {
   server = await startServer();
   redis = new Redis(server.port, '127.0.0.1');
+  conn = await lockConnection(server.port);
 });
 afterAll(async () => {
   redis.disconnect();
+  await closeConnection(conn);
   await server.stop();
 });
 beforeEach(() => {
-  locks = new LockClient(redis);
+  locks = new LockClient(conn);
 });
 afterEach(async () => {
   await locks.close();
@@ -133,7 +138,7 @@ describe('mutual exclusion, 20 concurrent tasks', () => {
   });
 
   it('two LockClients on one master', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     const handles: Lock[] = [locks.getLock(lockName), other.getLock(lockName)];
     try {
@@ -148,7 +153,7 @@ describe('mutual exclusion, 20 concurrent tasks', () => {
 
 describe('waiting', () => {
   it('wakes a waiter within milliseconds of a release, long before the lease ends', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       const holder = other.getLock(lockName);
@@ -168,7 +173,7 @@ describe('waiting', () => {
   });
 
   it('uses one subscriber connection per client and no subscription after the last waiter', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const names = [name(), name(), name()];
     const holders = names.map((n) => other.getLock(n));
     let waits: Promise<boolean>[] = [];
@@ -227,7 +232,7 @@ describe('waiting', () => {
   });
 
   it('lets another client in between the busy loop of one that re-locks at once (no barging)', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     /** Which client had each critical section, in order. */
     const turns: number[] = [];
@@ -265,7 +270,7 @@ describe('waiting', () => {
   });
 
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       await other.getLock(lockName).lock(20_000);
@@ -283,7 +288,7 @@ describe('waiting', () => {
   });
 
   it('gets a lock whose holder vanished when its lease runs out, without a release message', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       await other.getLock(lockName).lock(300);
@@ -299,7 +304,7 @@ describe('waiting', () => {
 
 describe('abort', () => {
   it('rejects a pending wait promptly with the reason, leaving no hold and no subscription', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       await other.getLock(lockName).lock(20_000);
@@ -319,7 +324,7 @@ describe('abort', () => {
     }
   });
 
-  it('rejects at once when the signal is already aborted, sending nothing', async () => {
+  ioredisOnly('reads lazyConnect status')('rejects at once when the signal is already aborted, sending nothing', async () => {
     const controller = new AbortController();
     controller.abort(new Error('already'));
     const lazy = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
@@ -331,7 +336,7 @@ describe('abort', () => {
   });
 
   it('leaves no hold behind when an abort races a release', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       const holder = other.getLock(lockName);
@@ -360,7 +365,7 @@ describe('abort', () => {
 
 describe('fencing tokens', () => {
   it('strictly increase across clients and are never reset by unlock or forceUnlock', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     const tokens: number[] = [];
     try {
@@ -432,7 +437,7 @@ describe('scoped forms', () => {
   });
 
   it('run() and acquire() reject with a LockError when waitTime runs out', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     try {
       await other.getLock(lockName).lock(20_000);
@@ -447,7 +452,7 @@ describe('scoped forms', () => {
 
 describe('close', () => {
   it('rejects pending waits with "client closed" and later calls too', async () => {
-    const other = new LockClient(redis);
+    const other = new LockClient(conn);
     const lockName = name();
     const lock = locks.getLock(lockName);
     try {
@@ -475,8 +480,11 @@ describe('a blocked event loop', () => {
   // The reply arrives while the loop is blocked past commandTimeout. After the block,
   // Node runs timers before it reads sockets: a bound checked first would fail an unlock
   // Redis carried out, and the caller would see a failure where nothing failed.
-  it.each([false, true])('does not fail a call whose reply came in during the block (fair: %s)', async (fair) => {
-    const quick = new LockClient(redis, { commandTimeout: 100 });
+  // node-redis writes commands on setImmediate: the fair unlock (sent after an await) is
+  // written only after the block, so its bound truly runs out before any reply.
+  if (CLIENT !== 'ioredis') it.skip('does not fail a call whose reply came in during the block (fair: true) [ioredis only: node-redis writes on setImmediate]', () => undefined);
+  it.each(CLIENT === 'ioredis' ? [false, true] : [false])('does not fail a call whose reply came in during the block (fair: %s)', async (fair) => {
+    const quick = new LockClient(conn, { commandTimeout: 100 });
     try {
       const lockName = name();
       const lock = fair ? quick.getFairLock(lockName) : quick.getLock(lockName);

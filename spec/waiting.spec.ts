@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
-import { LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock } from '../lib';
+import { LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
+import { closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The waiting rules (DESIGN "Waiting, and Redis that does not answer") on one master:
@@ -11,19 +12,19 @@ import { nextEvent, waitFor } from './helpers/wait';
 let server: RedisServer;
 let admin: Redis;
 const clients: LockClient[] = [];
-const connections: Redis[] = [];
+const connections: Connection[] = [];
 let n = 0;
 const name = () => `wait-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 
-function connect(port: number): Redis {
-  const c = new Redis(port, '127.0.0.1', { retryStrategy: () => 20 });
-  c.on('error', () => undefined);
+/** The lock's connection, of the kind under test (helpers/clients), reconnecting every 20 ms. */
+async function connect(port: number): Promise<Connection> {
+  const c = await lockConnection(port, { retryDelay: 20 });
   connections.push(c);
   return c;
 }
 
-function client(connection: Redis, options?: ClientOptions): LockClient {
+function client(connection: Connection, options?: ClientOptions): LockClient {
   const c = new LockClient(connection, options);
   clients.push(c);
   return c;
@@ -54,7 +55,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
-  for (const c of connections.splice(0)) c.disconnect();
+  await Promise.all(connections.splice(0).map(closeConnection));
   if (!server.running) await server.restart();
   await admin.client('UNPAUSE').catch(() => undefined);
 });
@@ -65,7 +66,7 @@ afterAll(async () => {
 
 describe('a stopped server', () => {
   it('tryLock() settles within one command bound (1 s by default) with LockUnavailableError', async () => {
-    const locks = client(connect(server.port));
+    const locks = client(await connect(server.port));
     await locks.getLock(name()).tryLock(); // connected and scripts loaded
     await server.kill();
     const r = await timed(() => locks.getLock(name()).tryLock());
@@ -76,7 +77,7 @@ describe('a stopped server', () => {
   });
 
   it('tryLock(w) and run() with waitTime keep their budget, retry with backoff and report each failure', async () => {
-    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const locks = client(await connect(server.port), { commandTimeout: 200 });
     const seen = failures(locks);
     await locks.getLock(name()).tryLock();
     await server.kill();
@@ -96,7 +97,7 @@ describe('a stopped server', () => {
   });
 
   it('lock() keeps trying until Redis is back, then holds the lock', async () => {
-    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const locks = client(await connect(server.port), { commandTimeout: 200 });
     const seen = failures(locks);
     const lock = locks.getLock(name());
     await lock.tryLock(); // loads the scripts
@@ -115,7 +116,7 @@ describe('a stopped server', () => {
   });
 
   it('an aborted wait rejects with the reason and leaves no hold and no subscription', async () => {
-    const locks = client(connect(server.port), { commandTimeout: 200 });
+    const locks = client(await connect(server.port), { commandTimeout: 200 });
     const seen = failures(locks);
     const lock = locks.getLock(name());
     await lock.tryLock();
@@ -144,7 +145,7 @@ describe('a black-holed connection', () => {
   });
 
   it.each([false, true])('tryLock(w) ends within w plus one bound, and late grants are given back (fair: %s)', async (fair) => {
-    const locks = client(connect(proxy.port), { commandTimeout: 200 });
+    const locks = client(await connect(proxy.port), { commandTimeout: 200 });
     const seen = failures(locks);
     const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
     await get(name()).tryLock(); // connected, scripts loaded
@@ -165,7 +166,7 @@ describe('a wait across an outage', () => {
   // The holder's lease ends while writes are paused: the waiter's attempt then times
   // out, and the wait goes on instead of rejecting.
   it.each([false, true])('a waiting lock() survives timed-out attempts and gets the lock after (fair: %s)', async (fair) => {
-    const connection = connect(server.port);
+    const connection = await connect(server.port);
     const holder = client(connection);
     const waiter = client(connection, { commandTimeout: 300 });
     const get = (c: LockClient, lockName: string): Lock => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
@@ -187,8 +188,8 @@ describe('a wait across an outage', () => {
 
 describe('deadlines', () => {
   it.each([false, true])('tryLock(50) on a held lock never settles before 50 ms (fair: %s)', async (fair) => {
-    const locks = client(connect(server.port));
-    const other = client(connect(server.port));
+    const locks = client(await connect(server.port));
+    const other = client(await connect(server.port));
     const lockName = name();
     const get = (c: LockClient) => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
     await get(other).lock();
@@ -202,8 +203,8 @@ describe('deadlines', () => {
   });
 
   it('run() and acquire() whose wait runs out reject with LockTimeoutError', async () => {
-    const locks = client(connect(server.port));
-    const other = client(connect(server.port));
+    const locks = client(await connect(server.port));
+    const other = client(await connect(server.port));
     const lockName = name();
     await other.getLock(lockName).lock();
     const run = await timed(() => locks.getLock(lockName).run(() => 1, { waitTime: 100 }));

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
-import { LockClient, LockLostError, type LostEvent } from '../lib';
+import { LockClient, LockLostError, type Connection, type LostEvent } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
+import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The watchdog keeps a hold without a lease alive for as long as it is held, and a
@@ -16,17 +17,30 @@ let n = 0;
 const name = () => `wd-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 const clients: LockClient[] = [];
-const connections: Redis[] = [];
+const connections: Connection[] = [];
+/** The lock's connection, of the kind under test (helpers/clients); `redis` is the admin's (ioredis). */
+let conn: Connection;
 
-function client(connection: Redis = redis, watchdogTimeout = WATCHDOG): LockClient {
+function client(connection: Connection = conn, watchdogTimeout = WATCHDOG): LockClient {
   const c = new LockClient(connection, { watchdogTimeout });
   clients.push(c);
   return c;
 }
 
-function connect(port: number, options: RedisOptions = {}): Redis {
-  const c = new Redis({ port, host: '127.0.0.1', ...options });
-  c.on('error', () => undefined);
+/**
+ * The lock's connection, of the kind under test. ioredis takes `options`; node-redis has
+ * no maxRetriesPerRequest (a command waits in its offline queue) and takes only the
+ * retry delay of retryStrategy.
+ */
+async function connect(port: number, options: RedisOptions = {}): Promise<Connection> {
+  let c: Connection;
+  if (CLIENT === 'ioredis') {
+    const io = new Redis({ port, host: '127.0.0.1', ...options });
+    io.on('error', () => undefined);
+    c = io;
+  } else {
+    c = await lockConnection(port, options.retryStrategy ? { retryDelay: 20 } : {});
+  }
   connections.push(c);
   return c;
 }
@@ -34,13 +48,15 @@ function connect(port: number, options: RedisOptions = {}): Redis {
 beforeAll(async () => {
   server = await startServer();
   redis = new Redis(server.port, '127.0.0.1');
+  conn = await lockConnection(server.port);
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
-  for (const c of connections.splice(0)) c.disconnect();
+  await Promise.all(connections.splice(0).map(closeConnection));
 });
 afterAll(async () => {
   redis.disconnect();
+  await closeConnection(conn);
   await server.stop();
 });
 
@@ -189,7 +205,7 @@ describe('loss detection', () => {
   it('reports a killed server as expired by the lease end, not later', async () => {
     const own = await startServer();
     try {
-      const conn = connect(own.port, { maxRetriesPerRequest: 1 });
+      const conn = await connect(own.port, { maxRetriesPerRequest: 1 });
       const locks = client(conn);
       const lock = locks.getLock(name());
       await lock.lock();
@@ -207,7 +223,7 @@ describe('loss detection', () => {
   it('reports a black-holed connection lost before its lease ends, before anyone else gets in', async () => {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
     try {
-      const conn = connect(proxy.port);
+      const conn = await connect(proxy.port);
       const locks = client(conn);
       const other = client();
       const lock = locks.getLock(name());
@@ -240,7 +256,7 @@ describe('loss detection', () => {
   it('survives a 150 ms connection drop, reporting renewalFailed while it retries', async () => {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
     try {
-      const conn = connect(proxy.port, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
+      const conn = await connect(proxy.port, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
       const locks = client(conn, 1_500);
       const lock = locks.getLock(name());
       const losses: unknown[] = [];

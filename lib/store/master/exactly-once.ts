@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { isCluster, type Connection } from '../../connection.js';
+import type { RedisClientPort } from '../client/redis-client.js';
 import type { AcquireReply } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
@@ -13,10 +12,18 @@ const now = () => performance.now();
 export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
 
 /**
- * Applying each lock call once, whatever the connection does. ioredis resends commands
- * whose reply a broken connection lost (autoResendUnfulfilledCommands; a Cluster retries
- * them on another connection), maybe to a master restarted empty; a call can also time
- * out here and still be carried out there.
+ * Applying each lock call once, whatever the connection does. A call can time out here
+ * and still be carried out there; and what happens to a call whose connection breaks
+ * before its reply depends on the client library:
+ * - ioredis and iovalkey resend it after the reconnect (autoResendUnfulfilledCommands;
+ *   a Cluster retries it on another connection), maybe to a master restarted empty: it
+ *   may run twice, and a reply can come from its second run (rules 1, 2, 5);
+ * - node-redis rejects it with the socket's error, never resends it (a cluster does not
+ *   retry it elsewhere): it ran once or not at all, and the caller cannot tell (rules
+ *   3, 6). Calls not yet written when the connection broke wait in its offline queue
+ *   and go out once after the reconnect (rule 2 then only confirms the level).
+ * Either way the connection's break moves the epoch (RedisClientPort.onBreak) before
+ * the calls that were out settle, so each rule sees it.
  *
  * Invariant: when a call settles, the levels Redis counts for (key, owner) are the
  * levels the client counts after it, or the call has sent what restores that:
@@ -39,31 +46,21 @@ export class ExactlyOnce {
    * command sent in an earlier epoch may come from a second run of it.
    */
   epoch = 0;
-  private readonly onClose = () => {
-    this.epoch += 1;
-  };
-  /** A Cluster's node connections close on their own: the Cluster object says nothing. */
-  private readonly onNode = (node: Redis) => node.on('close', this.onClose);
+  private readonly offBreak: () => void;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: RedisClientPort,
     /** Levels the client holds now for owner of the lock at key (0 for none). */
     private readonly levelsNow: (key: string, owner: string) => number,
     private readonly giveBack: GiveBack,
   ) {
-    connection.on('close', this.onClose);
-    if (isCluster(connection)) {
-      for (const node of connection.nodes('all')) this.onNode(node);
-      connection.on('+node', this.onNode);
-    }
+    this.offBreak = connection.onBreak(() => {
+      this.epoch += 1;
+    });
   }
 
   close(): void {
-    this.connection.off('close', this.onClose);
-    if (isCluster(this.connection)) {
-      this.connection.off('+node', this.onNode);
-      for (const node of this.connection.nodes('all')) node.off('close', this.onClose);
-    }
+    this.offBreak();
   }
 
   /** Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4). */

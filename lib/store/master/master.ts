@@ -1,5 +1,4 @@
-import type { Connection } from '../../connection.js';
-import { isCluster } from '../../connection.js';
+import type { RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
@@ -19,8 +18,8 @@ const RENEW_CHUNK = 500;
 const now = () => performance.now();
 
 /**
- * One Redis master, or an ioredis Cluster (each script touches one slot, so ioredis
- * routes it). It has both capabilities: hand-off in the release script, and the fair
+ * One Redis master, or a Cluster (each script touches one slot, so the client library
+ * routes it by its first key), through the client port (store/client). It has both capabilities: hand-off in the release script, and the fair
  * lock's queue.
  */
 export class MasterStore implements Store {
@@ -33,10 +32,6 @@ export class MasterStore implements Store {
   private readonly subscriber: Subscriber;
   private readonly publish: PublishVerb;
   private readonly cluster: boolean;
-  private wasReady: boolean;
-  private readonly onReady = () => {
-    this.wasReady = true;
-  };
 
   /**
    * @param levelsNow how many levels the client holds now for owner of the lock at key
@@ -46,15 +41,13 @@ export class MasterStore implements Store {
    *   across its expiry: see scripts/_mint.lua).
    */
   constructor(
-    readonly connection: Connection,
+    readonly connection: RedisClientPort,
     readonly levelsNow: (key: string, owner: string) => number,
     private readonly keyRetention: number,
   ) {
-    this.cluster = isCluster(connection);
+    this.cluster = connection.isCluster;
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
-    this.wasReady = connection.status === 'ready';
-    connection.on('ready', this.onReady);
     this.once = new ExactlyOnce(connection, levelsNow, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
     this.handOff = { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
     this.fairQueue = {
@@ -70,18 +63,9 @@ export class MasterStore implements Store {
     return this.once.epoch;
   }
 
-  /**
-   * True while the connection is not ready after having been: a command would only sit
-   * in ioredis's offline queue, so quorum mode counts the master out at once. Also while
-   * 'connect'ing again: a command queued then would reach a restarted server before
-   * the restart check ('ready', then INFO) could keep it out of the vote.
-   */
+  /** Not ready after having been (see RedisClientPort.down): quorum mode counts the master out at once. */
   get down(): boolean {
-    const s = this.connection.status;
-    if (s === 'ready') return false;
-    if (s === 'end' || s === 'close' || s === 'reconnecting') return true;
-    // 'connecting' is also a first connection; after a failure ioredis counts retries.
-    return this.wasReady || ((this.connection as unknown as { retryAttempts?: number }).retryAttempts ?? 0) > 0;
+    return this.connection.down;
   }
 
   /** Quorum mode: set by watchRestarts(). */
@@ -208,7 +192,7 @@ export class MasterStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.connection.off('ready', this.onReady);
+    this.connection.close();
     this.once.close();
     this.restarts?.close();
     await this.subscriber.close();

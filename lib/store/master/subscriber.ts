@@ -1,5 +1,4 @@
-import type { Connection } from '../../connection.js';
-import { isCluster } from '../../connection.js';
+import type { PubSubPort, RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
 
 type Listener = (message: string) => void;
@@ -11,13 +10,13 @@ type Listener = (message: string) => void;
  * quick subscribe/unsubscribe/subscribe ends subscribed.
  */
 export class Subscriber {
-  private connection: Connection | undefined;
+  private connection: PubSubPort | undefined;
   private sharded = false;
   private readonly listeners = new Map<string, Listener>();
   private readonly queues = new Map<string, Promise<boolean>>();
   private closed = false;
 
-  constructor(private readonly source: Connection) {}
+  constructor(private readonly source: RedisClientPort) {}
 
   /** Resolves once subscribed, or after `timeout` (waiters then fall back to the lock's TTL). */
   subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
@@ -51,12 +50,12 @@ export class Subscriber {
     this.listeners.clear();
     const c = this.connection;
     this.connection = undefined;
-    // disconnect, not quit: a dead server must not hold close() up.
-    c?.disconnect();
+    // Closed at once, not by QUIT: a dead server must not hold close() up.
+    c?.close();
   }
 
   /** Runs op after the channel's earlier ops; resolves false when it failed or timed out. */
-  private enqueue(channel: string, timeout: number, op: (c: Connection) => Promise<void>): Promise<boolean> {
+  private enqueue(channel: string, timeout: number, op: (c: PubSubPort) => Promise<void>): Promise<boolean> {
     const previous = this.queues.get(channel) ?? Promise.resolve(true);
     const next = previous.then(async () => {
       if (this.closed) return true;
@@ -72,11 +71,10 @@ export class Subscriber {
     return next;
   }
 
-  private async command(c: Connection, verb: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
-    const anyc = c as unknown as Record<string, (ch: string) => Promise<unknown>>;
+  private async command(c: PubSubPort, verb: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
     if (this.sharded) {
       try {
-        await anyc[verb === 'subscribe' ? 'ssubscribe' : 'sunsubscribe'](channel);
+        await c[verb](channel, true);
         return;
       } catch (error) {
         // A server older than 7.0 has no sharded pub/sub; the scripts publish plainly then.
@@ -84,29 +82,13 @@ export class Subscriber {
         this.sharded = false;
       }
     }
-    await anyc[verb](channel);
+    await c[verb](channel, false);
   }
 
-  private open(): Connection {
+  private open(): PubSubPort {
     if (this.connection) return this.connection;
-    let c: Connection;
-    if (isCluster(this.source)) {
-      const canShard = typeof (this.source as unknown as { ssubscribe?: unknown }).ssubscribe === 'function';
-      c = this.source.duplicate([], canShard ? ({ shardedSubscribers: true } as object) : {});
-      this.sharded = canShard;
-    } else {
-      // No ready check: ioredis sends SUBSCRIBE as soon as the socket connects, before its
-      // ready check's INFO, which the server then refuses in subscriber mode; the connection
-      // went 'ready' with no subscription at all (seen under CPU load, 1 run in 2).
-      c = this.source.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false, enableReadyCheck: false });
-    }
-    const wake = (channel: string | Buffer, message: string | Buffer) => this.listeners.get(String(channel))?.(String(message));
-    c.on('message', wake);
-    c.on('smessage', wake);
-    // Connection errors of the subscriber are not the user's to handle: a waiter
-    // without wake-ups still retries at the lock's TTL, and the lock calls themselves
-    // report the outage.
-    c.on('error', () => undefined);
+    const c = this.source.subscriber((channel, message) => this.listeners.get(channel)?.(message));
+    this.sharded = c.shardable;
     this.connection = c;
     return c;
   }

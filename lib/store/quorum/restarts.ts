@@ -1,4 +1,4 @@
-import type { Connection } from '../../connection.js';
+import type { RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
@@ -23,15 +23,15 @@ export class RestartWatch {
   /** Settles once the first INFO answered or failed (a down master never answers). */
   readonly known: Promise<void>;
   private settleKnown: () => void = () => undefined;
-  private readonly onReady = () => this.check();
+  private readonly offReady: () => void;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: RedisClientPort,
     private readonly sitOut: number,
   ) {
     this.known = new Promise((resolve) => (this.settleKnown = resolve));
-    connection.on('ready', this.onReady);
-    if (connection.status === 'ready') this.check();
+    this.offReady = connection.onReady(() => this.check());
+    if (connection.ready) this.check();
   }
 
   /** Milliseconds this master still sits out (0: it votes). */
@@ -41,7 +41,7 @@ export class RestartWatch {
   }
 
   close(): void {
-    this.connection.off('ready', this.onReady);
+    this.offReady();
   }
 
   private check(): void {
@@ -61,7 +61,7 @@ export class RestartWatch {
         this.runId = runId ?? this.runId;
       },
       () => {
-        // Unanswered: ioredis reconnects and 'ready' checks again; meanwhile it sits out.
+        // Unanswered: the client reconnects and 'ready' checks again; meanwhile it sits out.
         this.settleKnown();
       },
     );

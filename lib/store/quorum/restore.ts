@@ -26,7 +26,7 @@ export function restoreHolds(m: Master, items: readonly RenewItem[]): void {
     for (const item of chunk) args.push(item.owner, item.levels ?? 1, item.lease);
     // EVAL, not EVALSHA: the master restarted, so it lacks the script, and a NOSCRIPT
     // fallback would send it again after commands sent later (a release of the hold).
-    m.connection.eval(restore.lua, chunk.length, ...chunk.map((item) => item.keys.key), ...args).catch(() => undefined);
+    m.connection.eval(restore.lua, chunk.map((item) => item.keys.key), args).catch(() => undefined);
   }
 }
 

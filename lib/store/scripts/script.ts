@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Connection } from '../../connection.js';
-
-type Arg = string | number;
+import type { Arg, RedisClientPort } from '../client/redis-client.js';
 
 /**
  * A Lua script with its typed arguments and reply: called by EVALSHA, falling back to
@@ -21,10 +19,11 @@ export class Script<Args extends readonly Arg[], Reply> {
   }
 
   // Not async, one settle step for both outcomes: the hot path pays no extra promise.
-  run(connection: Connection, keys: readonly string[], args: Args): Promise<Reply> {
-    return connection.evalsha(this.sha, keys.length, ...keys, ...args).then(this.decode, (error: unknown) => {
+  run(client: RedisClientPort, keys: readonly string[], args: Args): Promise<Reply> {
+    return client.evalsha(this.sha, keys, args).then(this.decode, (error: unknown) => {
+      // ioredis and node-redis both reject with the server's message, 'NOSCRIPT No matching script...'.
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return connection.eval(this.lua, keys.length, ...keys, ...args).then(this.decode);
+      return client.eval(this.lua, keys, args).then(this.decode);
     });
   }
 }

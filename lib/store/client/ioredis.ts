@@ -1,0 +1,152 @@
+import type { Arg, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+
+/**
+ * What holdfast recognises as an ioredis (5, 6) or iovalkey `Redis` or `Cluster` client:
+ * the members it checks for, typed loosely on purpose so that any of those versions
+ * (and a copy installed twice) is accepted without holdfast's types importing them.
+ */
+export interface IoredisConnection {
+  /** `'ready'`, `'connecting'`, `'reconnecting'`, `'end'`, ... */
+  readonly status: string;
+  /** Runs a cached script: holdfast's calls, with EVAL on NOSCRIPT. */
+  evalsha(...args: never[]): unknown;
+  /** Runs (and caches) a script. */
+  eval(...args: never[]): unknown;
+  /** Makes holdfast's own pub/sub connection, closed by `LockClient.close()`. */
+  duplicate(...args: never[]): unknown;
+}
+
+type Listener = (...args: never[]) => void;
+
+/** The members the adapter uses, as ioredis and iovalkey have them (Redis and Cluster alike). */
+interface Ioredis {
+  readonly status: string;
+  readonly isCluster?: boolean;
+  /** ioredis counts failed connection attempts here (not in its types). */
+  readonly retryAttempts?: number;
+  evalsha(sha: string, numKeys: number, ...args: Arg[]): Promise<unknown>;
+  eval(lua: string, numKeys: number, ...args: Arg[]): Promise<unknown>;
+  exists(key: string): Promise<number>;
+  hget(key: string, field: string): Promise<string | null>;
+  pttl(key: string): Promise<number>;
+  info(section: string): Promise<string>;
+  on(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+  duplicate(...args: unknown[]): IoredisSubscriber;
+  /** A Cluster's node connections. */
+  nodes?(role: 'all'): Ioredis[];
+  ssubscribe?: unknown;
+}
+
+interface IoredisSubscriber {
+  on(event: string, listener: (channel: string | Buffer, message: string | Buffer) => void): unknown;
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  ssubscribe(channel: string): Promise<unknown>;
+  sunsubscribe(channel: string): Promise<unknown>;
+  disconnect(): void;
+}
+
+/** ioredis and iovalkey: resend unanswered commands after a reconnect (autoResendUnfulfilledCommands; a Cluster retries on another connection). */
+export class IoredisClient implements RedisClientPort {
+  readonly library = 'ioredis';
+  readonly isCluster: boolean;
+  private readonly c: Ioredis;
+  private wasReady: boolean;
+  private readonly onReadyOnce = () => {
+    this.wasReady = true;
+  };
+
+  constructor(connection: IoredisConnection) {
+    this.c = connection as unknown as Ioredis;
+    this.isCluster = this.c.isCluster === true;
+    this.wasReady = this.c.status === 'ready';
+    this.c.on('ready', this.onReadyOnce);
+  }
+
+  close(): void {
+    this.c.off('ready', this.onReadyOnce);
+  }
+
+  evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.c.evalsha(sha, keys.length, ...keys, ...args);
+  }
+
+  eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.c.eval(lua, keys.length, ...keys, ...args);
+  }
+
+  exists(key: string): Promise<number> {
+    return this.c.exists(key);
+  }
+
+  hget(key: string, field: string): Promise<string | null> {
+    return this.c.hget(key, field);
+  }
+
+  pttl(key: string): Promise<number> {
+    return this.c.pttl(key);
+  }
+
+  info(section: string): Promise<string> {
+    return this.c.info(section);
+  }
+
+  get ready(): boolean {
+    return this.c.status === 'ready';
+  }
+
+  get down(): boolean {
+    const s = this.c.status;
+    if (s === 'ready') return false;
+    if (s === 'end' || s === 'close' || s === 'reconnecting') return true;
+    // 'connecting' is also a first connection; after a failure ioredis counts retries.
+    return this.wasReady || (this.c.retryAttempts ?? 0) > 0;
+  }
+
+  onBreak(listener: () => void): () => void {
+    const c = this.c;
+    c.on('close', listener);
+    if (!this.isCluster || !c.nodes) return () => void c.off('close', listener);
+    // A Cluster's node connections close on their own: the Cluster object says nothing.
+    const onNode = (node: Ioredis) => node.on('close', listener);
+    for (const node of c.nodes('all')) onNode(node);
+    c.on('+node', onNode);
+    return () => {
+      c.off('close', listener);
+      c.off('+node', onNode);
+      for (const node of c.nodes?.('all') ?? []) node.off('close', listener);
+    };
+  }
+
+  onReady(listener: () => void): () => void {
+    this.c.on('ready', listener);
+    return () => void this.c.off('ready', listener);
+  }
+
+  subscriber(onMessage: MessageListener): PubSubPort {
+    let s: IoredisSubscriber;
+    let shardable = false;
+    if (this.isCluster) {
+      shardable = typeof this.c.ssubscribe === 'function';
+      s = this.c.duplicate([], shardable ? { shardedSubscribers: true } : {});
+    } else {
+      // No ready check: ioredis sends SUBSCRIBE as soon as the socket connects, before its
+      // ready check's INFO, which the server then refuses in subscriber mode; the connection
+      // went 'ready' with no subscription at all (seen under CPU load, 1 run in 2).
+      s = this.c.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false, enableReadyCheck: false });
+    }
+    const wake = (channel: string | Buffer, message: string | Buffer) => onMessage(String(channel), String(message));
+    s.on('message', wake);
+    s.on('smessage', wake);
+    // Errors of holdfast's own connection are not the user's to handle: a waiter without
+    // wake-ups still retries at the lock's TTL, and the lock calls report the outage.
+    s.on('error', () => undefined);
+    return {
+      shardable,
+      subscribe: async (channel, sharded) => void (await (sharded ? s.ssubscribe(channel) : s.subscribe(channel))),
+      unsubscribe: async (channel, sharded) => void (await (sharded ? s.sunsubscribe(channel) : s.unsubscribe(channel))),
+      close: () => s.disconnect(),
+    };
+  }
+}

@@ -1,0 +1,70 @@
+/** A script or command argument as the store sends it (adapters turn numbers into strings where the client wants them). */
+export type Arg = string | number;
+
+/** Called with every message on a channel holdfast's pub/sub connection is subscribed to. */
+export type MessageListener = (channel: string, message: string) => void;
+
+/**
+ * holdfast's own pub/sub connection, a duplicate of the user's: opened by
+ * {@link RedisClientPort.subscriber}, closed only by {@link PubSubPort.close}.
+ */
+export interface PubSubPort {
+  /**
+   * Whether SSUBSCRIBE is tried first (a Cluster whose client library knows it). The
+   * Subscriber drops to plain SUBSCRIBE for good when the server has no sharded pub/sub.
+   */
+  readonly shardable: boolean;
+  /** Resolves once the server confirmed the subscription. */
+  subscribe(channel: string, sharded: boolean): Promise<void>;
+  unsubscribe(channel: string, sharded: boolean): Promise<void>;
+  /** Closes at once (no QUIT: a dead server must not hold it up); never the user's connection. */
+  close(): void;
+}
+
+/**
+ * Everything the store asks of one connection (a master or a Cluster), whatever the
+ * client library: one adapter per library (ioredis.ts, node-redis.ts) makes its client
+ * look like this, and nothing under store/ talks to a client library directly.
+ *
+ * Resends: what a library does with a command whose connection broke before the reply
+ * differs (ioredis resends it, node-redis rejects it); the store's exactly-once rules
+ * (master/exactly-once.ts) hold for both, given that every break moves onBreak.
+ */
+export interface RedisClientPort {
+  /** For messages and the store's choices that depend on the library. */
+  readonly library: 'ioredis' | 'node-redis';
+  /** A Cluster client: scripts are routed by their first key; waits use sharded pub/sub. */
+  readonly isCluster: boolean;
+  /** EVALSHA; rejects with the server's NOSCRIPT error when it lacks the script (Script falls back to EVAL). */
+  evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
+  /** EVAL: also caches the script on the server. */
+  eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
+  /** EXISTS key: 1 or 0. */
+  exists(key: string): Promise<number>;
+  /** HGET key field. */
+  hget(key: string, field: string): Promise<string | null>;
+  /** PTTL key. */
+  pttl(key: string): Promise<number>;
+  /** INFO section, as the text the server sends. */
+  info(section: string): Promise<string>;
+  /** Commands go out now (not into an offline queue). */
+  readonly ready: boolean;
+  /**
+   * True while the connection is not ready after having been (or after a failed first
+   * try): a command would only wait in the library's offline queue, so quorum mode
+   * counts the master out at once, and a restart check ('ready', then INFO) could not
+   * keep a command queued now away from a restarted server.
+   */
+  readonly down: boolean;
+  /**
+   * Calls listener on every break of the connection (a Cluster's: of any node's), before
+   * the commands that were out on it are rejected or resent. Returns the unsubscriber.
+   */
+  onBreak(listener: () => void): () => void;
+  /** Calls listener each time the connection becomes ready. Returns the unsubscriber. */
+  onReady(listener: () => void): () => void;
+  /** A new pub/sub connection of holdfast's own, duplicated from this one. */
+  subscriber(onMessage: MessageListener): PubSubPort;
+  /** Removes what the adapter itself listens to on the user's connection (which stays open). */
+  close(): void;
+}
