@@ -9,6 +9,8 @@ import { LockError } from './LockError.js';
  *
  * @example
  * ```ts
+ * import { ReplicaSyncError } from 'holdfast';
+ *
  * locks.on('renewalFailed', ({ error }) => {
  *   if (error instanceof ReplicaSyncError) log.warn('replicas lag', error.acknowledged);
  * });
