@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import { checkConnections, clientPort, type Connection } from './connection.js';
+import { checkConnections, clientPort, isCluster, type Connection } from './connection.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/event-hub.js';
 import type { ClientEvents } from './events.js';
@@ -94,9 +94,11 @@ export class LockClient extends EventEmitter<ClientEvents> {
     super();
     const connections = checkConnections(connection);
     this.options = resolveClientOptions(options);
-    const { watchdogTimeout, commandTimeout, driftFactor, keyRetention } = this.options;
+    const { watchdogTimeout, commandTimeout, driftFactor, keyRetention, syncReplicas } = this.options;
+    // WAIT has no key: a Cluster would send it to any node, not to the one that took the write.
+    if (syncReplicas && connections.some(isCluster)) throw new TypeError('options.syncReplicas is not supported with a Cluster: WAIT cannot be routed to the node of a lock');
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const masters = connections.map((c) => new MasterStore(clientPort(c), levelsNow, keyRetention));
+    const masters = connections.map((c) => new MasterStore(clientPort(c), levelsNow, keyRetention, syncReplicas));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,

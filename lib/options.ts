@@ -44,6 +44,24 @@ export interface ClientOptions {
    * across it (they follow the server's clock). At least 1 000. Default 86 400 000 (24 h).
    */
   keyRetention?: number;
+  /**
+   * Replica safety: every acquisition and every renewal is followed, in the same round
+   * trip, by `WAIT min timeout`. When fewer than `min` replicas acknowledge within
+   * `timeout` ms, an acquisition gives the lock back and counts as a failed attempt (a
+   * wait retries it; `LockUnavailableError` at its end), a renewal counts as failed
+   * (`renewalFailed`; `lost` at the deadline). A lock taken with it survives a Sentinel
+   * failover of its primary. `min` 1 to 100, `timeout` 1 ms to 2^31-1 (never 0: WAIT
+   * would block for good). Not with a Cluster. Default: none.
+   */
+  syncReplicas?: SyncReplicas;
+}
+
+/** See {@link ClientOptions.syncReplicas}. */
+export interface SyncReplicas {
+  /** Replicas that must acknowledge each acquisition and renewal. */
+  min: number;
+  /** How long to wait for them, in ms; it adds to the bound of each such call. */
+  timeout: number;
 }
 
 export interface ResolvedOptions {
@@ -52,6 +70,7 @@ export interface ResolvedOptions {
   driftFactor: number;
   commandTimeout: number | undefined;
   keyRetention: number;
+  syncReplicas: Readonly<SyncReplicas> | undefined;
 }
 
 /**
@@ -155,7 +174,7 @@ export function describe(value: unknown): string {
 export function resolveClientOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {};
   if (!isObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  checkKeys('options', options, ['watchdogTimeout', 'keyPrefix', 'driftFactor', 'commandTimeout', 'keyRetention']);
+  checkKeys('options', options, ['watchdogTimeout', 'keyPrefix', 'driftFactor', 'commandTimeout', 'keyRetention', 'syncReplicas']);
   const watchdogTimeout = options.watchdogTimeout === undefined ? 30_000 : checkLease('options.watchdogTimeout', options.watchdogTimeout);
   let keyPrefix = 'holdfast:';
   if (options.keyPrefix !== undefined) {
@@ -185,7 +204,21 @@ export function resolveClientOptions(options: unknown): ResolvedOptions {
     if (r > MAX_TIME) throw new RangeError(`options.keyRetention must be at most ${MAX_TIME} ms (about 24.8 days), got ${r}`);
     keyRetention = Math.floor(r);
   }
-  return { watchdogTimeout, keyPrefix, driftFactor, commandTimeout, keyRetention };
+  return { watchdogTimeout, keyPrefix, driftFactor, commandTimeout, keyRetention, syncReplicas: resolveSyncReplicas(options.syncReplicas) };
+}
+
+function resolveSyncReplicas(value: unknown): Readonly<SyncReplicas> | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) throw new TypeError(`options.syncReplicas must be an object { min, timeout }, got ${describe(value)}`);
+  checkKeys('options.syncReplicas', value, ['min', 'timeout']);
+  const { min, timeout } = value;
+  if (typeof min !== 'number' || !Number.isInteger(min)) throw new TypeError(`options.syncReplicas.min must be an integer, got ${describe(min)}`);
+  if (min < 1 || min > 100) throw new RangeError(`options.syncReplicas.min must be in 1..100, got ${min}`);
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout)) throw new TypeError(`options.syncReplicas.timeout must be a finite number of milliseconds, got ${describe(timeout)}`);
+  // WAIT with 0 blocks until enough replicas answer, however long: never what a lock wants.
+  if (timeout < 1) throw new RangeError(`options.syncReplicas.timeout must be at least 1 ms, got ${timeout}`);
+  if (timeout > MAX_TIME) throw new RangeError(`options.syncReplicas.timeout must be at most ${MAX_TIME} ms (about 24.8 days), got ${timeout}`);
+  return Object.freeze({ min, timeout: Math.floor(timeout) });
 }
 
 export interface ResolvedLock {

@@ -6,7 +6,8 @@
  *   2. the watchdog keeps a lock whose work outlives its lease;
  *   3. a holder killed with SIGKILL: another process takes over after about one lease;
  *   4. a holder whose Redis stops answering is told: renewalFailed, then lost;
- *   5. quorum over 3 independent masters keeps locking with one master stopped.
+ *   5. quorum over 3 independent masters keeps locking with one master stopped;
+ *   6. a Sentinel failover while a lock is held, without and with syncReplicas.
  *
  * Starts its own redis-server processes (scripts/servers.ts) unless REDIS_URL is set;
  * then it uses that Redis, writes only keys under `holdfast-demo:` and deletes them at
@@ -18,6 +19,7 @@ import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import Redis from 'ioredis';
 import { LockClient, LockLostError, type Lock } from '../lib';
 import { TcpProxy } from '../spec/helpers/proxy';
+import { failoverWhileHeld } from './demo-sentinel';
 import { startMasters, startServer, stopAll, type RedisServer } from './servers';
 
 const PREFIX = 'holdfast-demo:';
@@ -439,6 +441,18 @@ async function partQuorum(): Promise<void> {
   }
 }
 
+/** A primary, two replicas, three sentinels; the primary killed right after a grant (scripts/demo-sentinel.ts). */
+async function partSentinel(): Promise<void> {
+  heading(6, 'A Sentinel failover while a lock is held');
+  say(bold('without syncReplicas'));
+  const without = await failoverWhileHeld(say, {}, PREFIX);
+  say(without.secondOwner ? yellow('the grant was never replicated: lost with the primary') : 'the grant reached a replica in time this run');
+  say(bold('with syncReplicas { min: 1, timeout: 1000 }'));
+  const withSync = await failoverWhileHeld(say, { syncReplicas: { min: 1, timeout: 1_000 } }, PREFIX);
+  if (withSync.secondOwner || withSync.lost) violation('a lock taken with syncReplicas did not survive the failover');
+  else say(green('the lock survived the failover with its owner'));
+}
+
 async function deleteDemoKeys(redis: Redis): Promise<number> {
   let cursor = '0';
   let deleted = 0;
@@ -482,8 +496,10 @@ async function demo(): Promise<number> {
     await partWatchdog(redis);
     await partKill(url, redis);
     await partRenewalFailure(url, redis);
-    if (canStart) await partQuorum();
-    else {
+    if (canStart) {
+      await partQuorum();
+      await partSentinel();
+    } else {
       heading(5, 'Quorum over 3 independent masters');
       say(yellow('skipped: needs redis-server on PATH to start and stop masters of its own'));
     }

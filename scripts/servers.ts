@@ -275,6 +275,11 @@ interface ServerConfig {
   port: number;
   /** Extra redis-server arguments. */
   args: string[];
+  /**
+   * Contents of a config file written to `<dir>/redis.conf` and passed first (redis-server
+   * reads a config file only as its first argument; Sentinel needs one it can rewrite).
+   */
+  config?: string;
   dir: string;
   /** A Cluster node's dir belongs to the cluster, which removes it. */
   ownsDir: boolean;
@@ -338,7 +343,11 @@ class LocalRedisServer implements RedisServer {
       fs.rmSync(path.join(this.config.dir, f), { recursive: true, force: true });
     }
     fs.rmSync(this.logFile, { force: true });
+    const configFile = path.join(this.config.dir, 'redis.conf');
+    // Written once: Sentinel rewrites it with what it learned, which a restart keeps.
+    if (this.config.config !== undefined && !fs.existsSync(configFile)) fs.writeFileSync(configFile, this.config.config);
     const args = [
+      ...(this.config.config === undefined ? [] : [configFile]),
       '--port', String(this.config.port),
       '--bind', HOST,
       '--save', '',
@@ -508,7 +517,7 @@ class LocalRedisServer implements RedisServer {
 // ---------------------------------------------------------------------------
 // Topologies
 
-export async function startServer(opts: { port?: number; args?: string[] } = {}): Promise<RedisServer> {
+export async function startServer(opts: { port?: number; args?: string[]; config?: string } = {}): Promise<RedisServer> {
   if (opts.port !== undefined) assertUsablePort(opts.port);
   // Later arguments win in redis-server: these would bypass the port and address rules.
   const owned = (opts.args ?? []).find((a) => /^--(port|bind|unixsocket)$/i.test(a));
@@ -516,6 +525,7 @@ export async function startServer(opts: { port?: number; args?: string[] } = {})
   const server = new LocalRedisServer({
     port: opts.port ?? (await freePort()),
     args: [...(opts.args ?? [])],
+    config: opts.config,
     dir: makeTmpDir('holdfast-redis-'),
     ownsDir: true,
     repick:

@@ -30,6 +30,7 @@ interface Ioredis {
   hget(key: string, field: string): Promise<string | null>;
   pttl(key: string): Promise<number>;
   info(section: string): Promise<string>;
+  wait(replicas: number, timeout: number): Promise<number>;
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
   duplicate(...args: unknown[]): IoredisSubscriber;
@@ -90,6 +91,10 @@ export class IoredisClient implements RedisClientPort {
 
   info(section: string): Promise<string> {
     return this.c.info(section);
+  }
+
+  wait(replicas: number, timeout: number): Promise<number> {
+    return this.c.wait(replicas, timeout);
   }
 
   get ready(): boolean {

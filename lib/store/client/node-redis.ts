@@ -121,6 +121,10 @@ export class NodeRedisClient implements RedisClientPort {
     return String(await this.send(undefined, ['INFO', section]));
   }
 
+  async wait(replicas: number, timeout: number): Promise<number> {
+    return Number(await this.send(undefined, ['WAIT', String(replicas), String(timeout)]));
+  }
+
   get ready(): boolean {
     return this.c.isReady;
   }

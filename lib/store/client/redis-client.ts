@@ -47,6 +47,8 @@ export interface RedisClientPort {
   pttl(key: string): Promise<number>;
   /** INFO section, as the text the server sends. */
   info(section: string): Promise<string>;
+  /** WAIT numreplicas timeout: replicas that acknowledged every write before it (option syncReplicas). */
+  wait(replicas: number, timeout: number): Promise<number>;
   /** Commands go out now (not into an offline queue). */
   readonly ready: boolean;
   /**

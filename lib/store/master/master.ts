@@ -8,7 +8,9 @@ import * as releaseScripts from '../scripts/release.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
+import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
+import { ReplicaSync } from './replica-sync.js';
 import { clusterSlot } from './slot.js';
 import { Subscriber } from './subscriber.js';
 
@@ -24,7 +26,8 @@ const now = () => performance.now();
  */
 export class MasterStore implements Store {
   readonly size = 1;
-  readonly handOff: HandOff;
+  /** Absent with syncReplicas: a hand-off is a grant no WAIT follows, so waiters take the lock themselves. */
+  readonly handOff: HandOff | undefined;
   readonly fairQueue: FairQueue;
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
@@ -32,6 +35,8 @@ export class MasterStore implements Store {
   private readonly subscriber: Subscriber;
   private readonly publish: PublishVerb;
   private readonly cluster: boolean;
+  /** Option syncReplicas: WAIT behind every acquisition and renewal (replica-sync.ts). */
+  private readonly sync: ReplicaSync | undefined;
 
   /**
    * @param levelsNow how many levels the client holds now for owner of the lock at key
@@ -44,12 +49,14 @@ export class MasterStore implements Store {
     readonly connection: RedisClientPort,
     readonly levelsNow: (key: string, owner: string) => number,
     private readonly keyRetention: number,
+    syncReplicas?: Readonly<SyncReplicas>,
   ) {
     this.cluster = connection.isCluster;
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
     this.once = new ExactlyOnce(connection, levelsNow, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
-    this.handOff = { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
+    this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
+    this.handOff = this.sync ? undefined : { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
     this.fairQueue = {
       acquire: (k, owner, lease, heartbeat, enqueue, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, enqueue, timeout, held),
       release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),
@@ -78,7 +85,10 @@ export class MasterStore implements Store {
 
   async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const reply = await this.once.grant(k, owner, held, timeout, false, acquireScripts.acquire.run(this.connection, [k.key, k.fence], [owner, lease, this.keyRetention]));
+    const keys = [k.key, k.fence];
+    const args: [string, number, number] = [owner, lease, this.keyRetention];
+    const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
+    const reply = await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call);
     this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
     return granted(reply, sentAt, lease);
   }
@@ -114,7 +124,11 @@ export class MasterStore implements Store {
         const args: (string | number)[] = [];
         for (const i of chunk) args.push(items[i].owner, items[i].lease);
         calls.push(
-          withTimeout(maintain.renew.run(this.connection, keys, args), timeout, 'renewal').then(
+          withTimeout(
+            this.sync ? this.sync.renew(maintain.renew, keys, args) : maintain.renew.run(this.connection, keys, args),
+            timeout + (this.sync?.timeout ?? 0),
+            'renewal',
+          ).then(
             (reply) => {
               chunk.forEach((i, j) => {
                 const r = reply[j];
@@ -180,8 +194,10 @@ export class MasterStore implements Store {
 
   private async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
-    const call = acquireScripts.fairAcquire.run(this.connection, [k.key, k.fence, k.queue, k.deadlines], [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention]);
-    return granted(await this.once.grant(k, owner, held, timeout, true, call), sentAt, lease);
+    const keys = [k.key, k.fence, k.queue, k.deadlines];
+    const args: [string, number, number, '1' | '0', string, PublishVerb, number] = [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention];
+    const call = this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
+    return granted(await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, call), sentAt, lease);
   }
 
   private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {

@@ -26,6 +26,33 @@ export class Script<Args extends readonly Arg[], Reply> {
       return client.eval(this.lua, keys, args).then(this.decode);
     });
   }
+
+  /**
+   * As run(), with `behind()` sent right after the script on the same connection (one
+   * round trip: replies come in order). On NOSCRIPT it is sent again behind the EVAL:
+   * what it answers is always about the run that replied. Its failure is returned, not
+   * thrown: the caller may have a grant to give back.
+   */
+  runFollowed<F>(connection: RedisClientPort, keys: readonly string[], args: Args, behind: () => Promise<F>): Promise<Followed<Reply, F>> {
+    const follow = (call: Promise<unknown>): Promise<Followed<Reply, F>> => {
+      const next = behind().then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      // The script failed: what followed it answers for nothing (`next` never rejects).
+      return call.then((raw) => next.then((after) => ({ reply: this.decode(raw), after })));
+    };
+    return follow(connection.evalsha(this.sha, keys, args)).catch((error: unknown) => {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return follow(connection.eval(this.lua, keys, args));
+    });
+  }
+}
+
+/** A script's reply and what the command sent behind it answered (or its failure). */
+export interface Followed<Reply, F> {
+  reply: Reply;
+  after: { ok: true; value: F } | { ok: false; error: unknown };
 }
 
 /** A script's reply as the array of integers Redis sends for a Lua table. */

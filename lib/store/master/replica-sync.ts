@@ -1,0 +1,77 @@
+import type { RedisClientPort } from '../client/redis-client.js';
+import { ReplicaSyncError } from '../../errors/ReplicaSyncError.js';
+import type { SyncReplicas } from '../../options.js';
+import type { AcquireReply } from '../scripts/acquire.js';
+import type { Followed, Script } from '../scripts/script.js';
+import type { LockKeys } from '../types.js';
+import type { GiveBack } from './exactly-once.js';
+
+type Arg = string | number;
+
+/**
+ * Replica safety (option `syncReplicas`): a write the client relies on (a grant, a
+ * renewal) is followed on the same connection, in the same round trip, by `WAIT min
+ * timeout`, and counts only when at least `min` replicas acknowledged it. A Sentinel
+ * failover promotes the most up-to-date replica, so a lock whose grant `min >= 1`
+ * replicas acknowledged is still there after it.
+ *
+ * Invariant: a grant that fewer than `min` replicas acknowledged (or whose WAIT failed)
+ * is given back, once, before the acquisition fails; its give-back passes the levels
+ * Redis counts with it (the client's + 1), so a resend of it, or rule 3 of
+ * exactly-once.ts giving the same grant back again, drops nothing the owner holds.
+ */
+export class ReplicaSync {
+  readonly min: number;
+  /** WAIT's timeout (ms): it adds to the client-side bound of each call it follows. */
+  readonly timeout: number;
+
+  constructor(
+    private readonly connection: RedisClientPort,
+    options: Readonly<SyncReplicas>,
+    private readonly giveBack: GiveBack,
+  ) {
+    this.min = options.min;
+    this.timeout = options.timeout;
+  }
+
+  /** WAIT sent behind a script: how many replicas acknowledged every write before it. */
+  private readonly wait = (): Promise<number> => this.connection.wait(this.min, this.timeout);
+
+  /**
+   * An acquire script (plain or fair) followed by WAIT. Granted with too few
+   * acknowledgements: given back (`held` + 1 levels), then a ReplicaSyncError, which the
+   * engine counts as a failed attempt. A refusal passes through whatever WAIT said: it
+   * wrote nothing the client relies on.
+   */
+  async acquire<A extends readonly Arg[]>(
+    script: Script<A, AcquireReply>,
+    keys: readonly string[],
+    args: A,
+    k: LockKeys,
+    owner: string,
+    held: number,
+    fair: boolean,
+    timeout: number,
+  ): Promise<AcquireReply> {
+    const { reply, after } = await script.runFollowed(this.connection, keys, args, this.wait);
+    if (!reply.granted) return reply;
+    const error = this.shortfall('acquire', after, k.name);
+    if (!error) return reply;
+    await this.giveBack(k, owner, fair, timeout, held + 1);
+    throw error;
+  }
+
+  /** A renewal script followed by WAIT: its replies, or a ReplicaSyncError for the whole batch. */
+  async renew<A extends readonly Arg[], R>(script: Script<A, R>, keys: readonly string[], args: A): Promise<R> {
+    const { reply, after } = await script.runFollowed(this.connection, keys, args, this.wait);
+    const error = this.shortfall('renewal', after, undefined);
+    if (error) throw error;
+    return reply;
+  }
+
+  private shortfall(what: string, after: Followed<unknown, number>['after'], lockName: string | undefined): ReplicaSyncError | undefined {
+    if (!after.ok) return new ReplicaSyncError(what, 0, this.min, this.timeout, { cause: after.error, lockName });
+    if (after.value >= this.min) return undefined;
+    return new ReplicaSyncError(what, after.value, this.min, this.timeout, { lockName });
+  }
+}
