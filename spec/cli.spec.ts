@@ -828,7 +828,8 @@ describe('status, ls, release', () => {
 
   it('release --force deletes a held lock, says who held it, and the holder loses it; on a free lock it says so', async () => {
     const lockName = name();
-    const lock = client().getLock(lockName);
+    // A short lease: the holder's next renewal, at most 200 ms after the delete, finds the key gone.
+    const lock = client(redis, { watchdogTimeout: 600 }).getLock(lockName);
     const lost = nextEvent<{ reason: string }>(lock, 'lost', 10_000);
     await lock.lock();
     const refused = holdfast(['release', lockName]);
