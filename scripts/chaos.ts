@@ -40,6 +40,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
 import { clusterSlot } from '../lib/store/master/slot';
@@ -508,54 +509,75 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-function parseArgs(argv: string[]): ChaosOptions {
+/**
+ * The command line, read by node:util's parseArgs (strict: an unknown option or a
+ * missing value is an error naming it). A value starting with '-' is refused whichever
+ * way the Node version tokenizes it: it is never a valid count here.
+ */
+function readCommandLine(argv: string[]): ChaosOptions {
+  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --faults kill,pause,..., --keep-logs';
+  let values: ReturnType<typeof parseCommandLine>['values'];
+  try {
+    ({ values } = parseCommandLine(argv));
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message.split('\n')[0] : String(error)} (${usage})`);
+  }
+  const positive = (flag: string, text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || value <= 0) throw new Error(`--${flag} needs a positive number, got '${text}'`);
+    return value;
+  };
+  if (values.minutes !== undefined && values.seconds !== undefined) throw new Error('--minutes and --seconds exclude each other');
+  if (values.quorum && values.cluster) throw new Error('--quorum and --cluster exclude each other');
   const opts: ChaosOptions = { verbose: true };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = Number(argv[i + 1]);
-    const need = () => {
-      if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number`);
-      i++;
-      return value;
-    };
-    switch (flag) {
-      case '--minutes':
-        opts.durationMs = need() * 60_000;
-        break;
-      case '--seconds':
-        opts.durationMs = need() * 1_000;
-        break;
-      case '--workers':
-        opts.workers = Math.round(need());
-        break;
-      case '--tasks':
-        opts.tasks = Math.round(need());
-        break;
-      case '--keep-logs':
-        opts.keepLogs = true;
-        break;
-      case '--quorum':
-        opts.mode = 'quorum';
-        break;
-      case '--cluster':
-        opts.mode = 'cluster';
-        break;
-      case '--faults': {
-        const list = (argv[++i] ?? '').split(',').filter(Boolean);
-        const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
-        if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${FAULT_KINDS.join(', ')}`);
-        opts.faults = list as FaultKind[];
-        break;
-      }
-      default:
-        throw new Error(`unknown argument ${flag} (use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --faults kill,pause,..., --keep-logs)`);
-    }
+  const minutes = positive('minutes', values.minutes);
+  const seconds = positive('seconds', values.seconds);
+  if (minutes !== undefined) opts.durationMs = minutes * 60_000;
+  if (seconds !== undefined) opts.durationMs = seconds * 1_000;
+  const workers = positive('workers', values.workers);
+  if (workers !== undefined) opts.workers = Math.round(workers);
+  const tasks = positive('tasks', values.tasks);
+  if (tasks !== undefined) opts.tasks = Math.round(tasks);
+  if (values['keep-logs']) opts.keepLogs = true;
+  if (values.quorum) opts.mode = 'quorum';
+  if (values.cluster) opts.mode = 'cluster';
+  if (values.faults !== undefined) {
+    const list = values.faults.split(',').filter(Boolean);
+    const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
+    if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${FAULT_KINDS.join(', ')}, got '${values.faults}'`);
+    opts.faults = list as FaultKind[];
   }
   return opts;
 }
 
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      minutes: { type: 'string' },
+      seconds: { type: 'string' },
+      workers: { type: 'string' },
+      tasks: { type: 'string' },
+      faults: { type: 'string' },
+      'keep-logs': { type: 'boolean' },
+      quorum: { type: 'boolean' },
+      cluster: { type: 'boolean' },
+    },
+  });
+}
+
 if (require.main === module) {
-  runChaos(parseArgs(process.argv.slice(2))).then(
+  let opts: ChaosOptions;
+  try {
+    opts = readCommandLine(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`chaos: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(64);
+  }
+  runChaos(opts).then(
     (result) => {
       process.stdout.write(`${result.summary}\n`);
       process.exitCode = result.violations.length === 0 ? 0 : 1;

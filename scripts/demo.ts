@@ -4,7 +4,8 @@
  *   1. worker processes contend for one lock, with nested reentry, and no two
  *      critical sections ever overlap;
  *   2. the watchdog keeps a lock whose work outlives its lease;
- *   3. a holder killed with SIGKILL: another process takes over after about one lease;
+ *   3. a holder killed with SIGKILL (`holdfast status` shows who held it first): another
+ *      process takes over after about one lease;
  *   4. a holder whose Redis stops answering is told: renewalFailed, then lost;
  *   5. quorum over 3 independent masters keeps locking with one master stopped;
  *   6. a Sentinel failover while a lock is held, without and with syncReplicas.
@@ -15,7 +16,8 @@
  *
  * The same file is forked as the worker and holder child processes (argv[2]).
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockLostError, type Lock } from '../lib';
 import { TcpProxy } from '../spec/helpers/proxy';
@@ -275,12 +277,40 @@ async function partWatchdog(redis: Redis): Promise<void> {
   }
 }
 
+/**
+ * The `holdfast` CLI from source, as `npx holdfast` runs it from dist: its stdout, or a
+ * violation when it fails. The URL goes in REDIS_URL rather than argv: one with a
+ * password would show in ps.
+ */
+function holdfastCli(url: string, args: string[]): Promise<string> {
+  const root = path.resolve(__dirname, '..');
+  return new Promise((resolve) => {
+    const cli = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(root, 'lib', 'cli', 'index.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    cli.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+    cli.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+    cli.once('close', (code) => {
+      if (code !== 0) violation(`holdfast ${args.join(' ')} exited ${code}: ${err.trim()}`);
+      resolve(out);
+    });
+  });
+}
+
 /** Part 3: kill -9 the holder; a waiter gets the lock when the lease runs out. */
 async function partKill(url: string, redis: Redis): Promise<void> {
   heading(3, 'A holder process killed with SIGKILL: the lock comes free after one lease');
   const h = spawnChild(['holder', url]);
   const held = await nextMessage(h, 'held', 20_000);
   say(`holder pid ${held.pid} holds 'report' (token ${held.token}, watchdog lease ${WATCHDOG_LEASE} ms)`);
+  // Who holds it, as an operator sees it: owner ids carry the host and the pid.
+  const status = await holdfastCli(url, ['status', 'report', '--prefix', PREFIX]);
+  say(`${cyan(`$ holdfast status report --prefix ${PREFIX}`)}\n${status.replace(/^/gm, '           ').trimEnd()}`);
+  if (!status.includes(`pid ${held.pid}`)) violation(`holdfast status does not name the holder pid ${held.pid}`);
   const locks = new LockClient(redis, { keyPrefix: PREFIX, watchdogTimeout: WATCHDOG_LEASE });
   try {
     const lock = locks.getLock('report');

@@ -3,19 +3,24 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { LockClient } from '../lib';
-import { parseArgs, parseDuration, UsageError } from '../lib/cli/args';
-import { EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from '../lib/cli/exit-codes';
+import { LockClient, type LockInfo } from '../lib';
+import { parseCommandLine, parseDuration, UsageError } from '../lib/cli/args';
+import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from '../lib/cli/exit-codes';
+import { escapeGlob, lockNameOf } from '../lib/cli/ls';
 import { freePort, startMasters, startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
-import { waitFor, withTimeout } from './helpers/wait';
+import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
-// `holdfast exec`, the bin: run from source (node -r tsx/cjs), as a user
-// runs dist/cjs/cli/index.js, with its stdio piped here. The commands it runs are small node or sh
-// scripts that report on stdout and wait for stdin or a signal: no fixed sleeps here.
+// `holdfast`, the bin: run from source (node -r tsx/cjs), as a user runs
+// dist/cjs/cli/index.js, with its stdio piped here. The commands it runs are small node or
+// sh scripts that report on stdout and wait for stdin or a signal: no fixed sleeps here.
+// HOLDFAST_SPEC_CLI=path drives another entry point instead (dist/cjs/cli/index.js, or
+// an older version's lib/cli/index.ts to see which specs it fails).
 
 const ROOT = path.resolve(__dirname, '..');
+const ENTRY = process.env.HOLDFAST_SPEC_CLI ?? 'lib/cli/index.ts';
 const EXIT_BOUND = 15_000;
+const linux = process.platform === 'linux';
 
 let server: RedisServer;
 let redis: Redis;
@@ -42,12 +47,16 @@ class Cli {
   /** Resolves when its stdout and stderr are closed too (the command's included). */
   readonly closed: Promise<Exit>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['-r', 'tsx/cjs', 'lib/cli/index.ts', ...args], {
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}, opts: SpawnOptions = {}) {
+    this.child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '-r', 'tsx/cjs', ENTRY, ...args], {
       cwd: ROOT,
-      // REDIS_URL points at the spec's server, so that a default can never reach 6379.
-      env: { ...process.env, REDIS_URL: server.url, ...env },
+      // REDIS_URL points at the spec's server, so that a default can never reach 6379;
+      // no password from the environment the specs run in.
+      env: { ...process.env, REDIS_URL: server.url, REDISCLI_AUTH: '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // A process group (and session) of its own, led by holdfast, like a job a shell
+      // starts: a signal sent to the group is what a terminal's Ctrl-C does.
+      detached: opts.detached ?? false,
     });
     this.child.stdout!.setEncoding('utf8').on('data', (s: string) => (this.stdout += s));
     this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));
@@ -75,12 +84,23 @@ class Cli {
 
   /** The exit, after the output is complete; fails past `bound`. */
   async result(bound = EXIT_BOUND): Promise<Exit> {
-    return withTimeout(this.closed, bound, `holdfast ${this.child.spawnargs.slice(5).join(' ')} (stderr: ${JSON.stringify(this.stderr)})`);
+    return withTimeout(this.closed, bound, `holdfast ${this.child.spawnargs.slice(4).join(' ')} (stderr: ${JSON.stringify(this.stderr)})`);
+  }
+
+  /** Sends `signal` to holdfast's process group (spawned with detached: true), as a terminal does. */
+  signalGroup(signal: NodeJS.Signals): void {
+    process.kill(-this.child.pid!, signal);
   }
 }
 
-function holdfast(args: string[], env?: NodeJS.ProcessEnv): Cli {
-  return new Cli(args, env);
+interface SpawnOptions {
+  detached?: boolean;
+  /** Options for the node running holdfast (a -r fixture), before the entry point. */
+  nodeArgs?: string[];
+}
+
+function holdfast(args: string[], env?: NodeJS.ProcessEnv, opts?: SpawnOptions): Cli {
+  return new Cli(args, env, opts);
 }
 
 function client(connection: Redis = redis, options?: ConstructorParameters<typeof LockClient>[1]): LockClient {
@@ -90,23 +110,43 @@ function client(connection: Redis = redis, options?: ConstructorParameters<typeo
 }
 
 /**
- * A command (node -e) that prints "ready <token>", then ends on a line on stdin with
- * status 0, or on SIGTERM/SIGINT/SIGHUP after writing the signal's name to `file`
- * with status 42. With ignoreTerm it notes SIGTERM and keeps running.
+ * A command (node -e) that prints "ready <name> <token> pid <pid>", then ends on a line
+ * on stdin with status 0. Each signal in `record` (default SIGTERM, SIGINT, SIGHUP) is
+ * appended to `file` by name, one a line; those in `exitOn` (default: the same) then
+ * end it with status 42. With ignoreTerm it notes SIGTERM and keeps running.
  */
-function command(file: string, opts: { ignoreTerm?: boolean } = {}): string[] {
+function command(file: string, opts: { ignoreTerm?: boolean; record?: string[]; exitOn?: string[] } = {}): string[] {
+  const record = opts.record ?? ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  const exitOn = (opts.exitOn ?? record).filter((s) => !(opts.ignoreTerm && s === 'SIGTERM'));
   const script = `
     const fs = require('fs');
     const file = process.argv[1];
-    for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => {
+    const exitOn = ${JSON.stringify(exitOn)};
+    for (const s of ${JSON.stringify(record)}) process.on(s, () => {
       fs.appendFileSync(file, s + '\\n');
-      if (!(${Boolean(opts.ignoreTerm)} && s === 'SIGTERM')) process.exit(42);
+      if (exitOn.includes(s)) process.exit(42);
     });
     process.stdin.on('data', () => process.exit(0));
-    process.stdout.write('ready ' + process.env.HOLDFAST_LOCK + ' ' + process.env.HOLDFAST_TOKEN + '\\n');
+    process.stdout.write('ready ' + process.env.HOLDFAST_LOCK + ' ' + process.env.HOLDFAST_TOKEN + ' pid ' + process.pid + '\\n');
   `;
   return [process.execPath, '-e', script, file];
 }
+
+/** The state letter of a process from /proc (R, S, T for stopped, ...); '' when it is gone. */
+function procState(pid: number): string {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** The pid the command printed in its ready line. */
+async function commandPid(cli: Cli): Promise<number> {
+  return Number(/pid (\d+)/.exec(await cli.output(/ready .* pid \d+/))![1]);
+}
+
+const numsub = async (lockName: string, connection = redis) => Number((await connection.pubsub('NUMSUB', `${key(lockName)}:ch`))[1]);
 
 function read(file: string): string {
   try {
@@ -140,32 +180,61 @@ afterAll(async () => {
 
 describe('arguments', () => {
   it('parses exec with every option, in any order, and the command after --', () => {
-    const parsed = parseArgs(
-      ['exec', '--wait', '2s', 'jobs', '--redis', 'redis://a:1', '--redis=redis://b:2', '--redis', 'redis://c:3', '--lease', '600', '--grace=250ms', '--prefix', 'p:', '-v', '--', 'cmd', '--wait', '--', 'x'],
-      {},
+    const parsed = parseCommandLine(
+      ['exec', '-w', '2', 'jobs', '--redis', 'redis://a:1', '--redis=redis://b:2', '--redis', 'redis://c:3', '--lease', '600ms', '--grace=250ms', '--prefix', 'p:', '-v', '-E', '3', '--connect-timeout', '1.5', '--', 'cmd', '--wait', '--', 'x'],
+      { REDISCLI_AUTH: 'secret' },
     );
     expect(parsed).toEqual({
       kind: 'exec',
       options: {
         name: 'jobs',
         urls: ['redis://a:1', 'redis://b:2', 'redis://c:3'],
+        password: 'secret',
         wait: 2_000,
+        conflictExitCode: 3,
         lease: 600,
         grace: 250,
         prefix: 'p:',
-        connectTimeout: 5_000,
+        connectTimeout: 1_500,
         verbose: true,
+        warnings: [],
         command: 'cmd',
         args: ['--wait', '--', 'x'],
       },
     });
+    // Short options cluster and take their value attached, as getopt's do.
+    expect(parseCommandLine(['exec', '-vn', 'jobs', '-E75', '--', 'true'], {})).toMatchObject({ options: { verbose: true, wait: 0, conflictExitCode: 75 } });
+    expect(parseCommandLine(['exec', 'jobs', '--nonblock', '--conflict-exit-code=0', '--', 'true'], {})).toMatchObject({ options: { wait: 0, conflictExitCode: 0 } });
+    expect(parseCommandLine(['exec', 'jobs', '--prefix=-odd-', '--', 'true'], {})).toMatchObject({ options: { prefix: '-odd-' } });
   });
 
-  it('defaults: wait forever, lease 30 s, grace 5 s, REDIS_URL else 127.0.0.1:6379', () => {
-    const a = parseArgs(['exec', 'n', '--', 'true'], { REDIS_URL: 'redis://h:7000' });
-    expect(a).toMatchObject({ kind: 'exec', options: { urls: ['redis://h:7000'], wait: undefined, lease: 30_000, grace: 5_000, prefix: undefined } });
-    const b = parseArgs(['exec', 'n', '--', 'true'], {});
+  it('defaults: wait forever, busy 75, lease 30 s, grace 5 s, REDIS_URL else 127.0.0.1:6379, no password', () => {
+    const a = parseCommandLine(['exec', 'n', '--', 'true'], { REDIS_URL: 'redis://h:7000' });
+    expect(a).toMatchObject({
+      kind: 'exec',
+      options: { urls: ['redis://h:7000'], wait: undefined, conflictExitCode: 75, lease: 30_000, grace: 5_000, prefix: undefined, password: undefined, connectTimeout: 5_000 },
+    });
+    const b = parseCommandLine(['exec', 'n', '--', 'true'], {});
     expect(b).toMatchObject({ options: { urls: ['redis://127.0.0.1:6379'] } });
+  });
+
+  it('parses status, ls and release, with the connection options of exec', () => {
+    expect(parseCommandLine(['status', 'jobs', '--json', '--redis', 'redis://a:1', '--redis', 'redis://b:2', '--redis', 'redis://c:3'], {})).toMatchObject({
+      kind: 'status',
+      options: { name: 'jobs', json: true, urls: ['redis://a:1', 'redis://b:2', 'redis://c:3'] },
+    });
+    expect(parseCommandLine(['status', 'jobs'], {})).toMatchObject({ kind: 'status', options: { json: false } });
+    expect(parseCommandLine(['ls'], {})).toMatchObject({ kind: 'ls', options: { pattern: '*', json: false } });
+    expect(parseCommandLine(['ls', 'order:*', '--json', '--prefix', 'app:'], {})).toMatchObject({ kind: 'ls', options: { pattern: 'order:*', json: true, prefix: 'app:' } });
+    expect(parseCommandLine(['release', '--force', 'jobs'], {})).toMatchObject({ kind: 'release', options: { name: 'jobs' } });
+    expect(parseCommandLine(['status', 'jobs', '-h'], {})).toMatchObject({ kind: 'help', text: expect.stringContaining('Usage: holdfast status') });
+    expect(parseCommandLine(['help', 'ls'], {})).toMatchObject({ kind: 'help', text: expect.stringContaining('Usage: holdfast ls') });
+  });
+
+  it('a password in a --redis URL works, with a warning that ps shows it', () => {
+    const parsed = parseCommandLine(['status', 'n', '--redis', 'redis://:pw@h:1'], {});
+    expect(parsed).toMatchObject({ options: { warnings: [expect.stringMatching(/visible .*ps.*REDISCLI_AUTH/)] } });
+    expect(parseCommandLine(['status', 'n'], { REDIS_URL: 'redis://:pw@h:1' })).toMatchObject({ options: { warnings: [] } });
   });
 
   it.each([
@@ -175,37 +244,84 @@ describe('arguments', () => {
     [['exec', 'n'], /missing -- and the command/],
     [['exec', 'n', '--'], /missing the command after --/],
     [['exec', 'n', 'ls', '-l'], /unexpected argument 'ls'.*put the command after --/],
-    [['exec', 'n', '--wait', '-1', '--', 'true'], /--wait takes a number/],
-    [['exec', 'n', '--wait', 'soon', '--', 'true'], /--wait takes a number/],
-    [['exec', 'n', '--lease', '50', '--', 'true'], /--lease must be at least 100 ms/],
-    [['exec', 'n', '--grace', '--', 'true'], /--grace needs a value/],
+    // A value that starts with '-' is an error whether or not this Node's parseArgs takes it as the value.
+    [['exec', 'n', '--wait', '-1', '--', 'true'], /^--wait needs a value \(a value that starts with '-' goes after '=': --wait=-1\)$/],
+    [['exec', 'n', '-w', '--', 'true'], /^-w needs a value$/],
+    [['exec', 'n', '--grace', '--', 'true'], /^--grace needs a value$/],
+    [['exec', 'n', '--wait=-1', '--', 'true'], /^--wait takes a duration: seconds .*got '-1'$/],
+    [['exec', 'n', '--wait', 'soon', '--', 'true'], /^--wait takes a duration: seconds \(5, 0\.5\) or a number with a unit ms, s, m, h .*got 'soon'$/],
+    [['exec', 'n', '--wait', '30s1m', '--', 'true'], /units must go from largest to smallest/],
+    [['exec', 'n', '--wait', '1e3', '--', 'true'], /--wait takes a duration/],
+    [['exec', 'n', '--lease', '50ms', '--', 'true'], /^--lease must be at least 100 ms, got '50ms'$/],
+    [['exec', 'n', '--lease', '25d', '--', 'true'], /--lease takes a duration/],
+    [['exec', 'n', '--lease', '600h', '--', 'true'], /--lease is too long/],
+    [['exec', 'n', '-n', '-w', '5', '--', 'true'], /-n\/--nonblock and -w\/--wait exclude each other/],
+    [['exec', 'n', '-E', '256', '--', 'true'], /-E\/--conflict-exit-code takes an exit status from 0 to 255, got '256'/],
+    [['exec', 'n', '-E', 'busy', '--', 'true'], /-E\/--conflict-exit-code takes an exit status/],
+    [['exec', 'n', '-w', '1', '-w', '2', '--', 'true'], /--wait is given twice/],
+    [['exec', 'n', '--nonblock=yes', '--', 'true'], /--nonblock takes no value/],
     [['exec', 'n', '--redis', 'http://x', '--', 'true'], /redis:\/\/ or rediss:\/\//],
     [['exec', 'n', '--redis', 'redis://a:1', '--redis', 'redis://a:1', '--', 'true'], /twice/],
     [['exec', 'n', '--prefix', 'a{b', '--', 'true'], /must not contain \{/],
-    [['exec', 'n', '--bogus', '--', 'true'], /unknown option '--bogus'/],
+    [['exec', 'n', '--bogus', '--', 'true'], /^unknown option '--bogus'$/],
+    [['exec', 'n', '-x', '--', 'true'], /^unknown option '-x'$/],
+    [['status'], /missing lock name: holdfast status <name>/],
+    [['status', 'a', 'b'], /unexpected argument 'b'/],
+    [['status', 'a', '--force'], /unknown option '--force'/],
+    [['ls', 'a*', 'b*'], /takes one pattern/],
+    [['ls', ''], /pattern must not be empty/],
+    [['release', 'n'], /release needs --force/],
+    [['release', '--force'], /missing lock name: holdfast release <name>/],
   ])('rejects %j', (argv, message) => {
-    expect(() => parseArgs(argv, {})).toThrow(UsageError);
-    expect(() => parseArgs(argv, {})).toThrow(message);
+    expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
+    expect(() => parseCommandLine(argv, {})).toThrow(message);
   });
 
-  it('reads durations with units', () => {
+  it('reads durations: a bare number is seconds, units ms s m h, compounds largest first', () => {
     expect(parseDuration('--wait', '0', 0)).toBe(0);
+    expect(parseDuration('--wait', '5', 0)).toBe(5_000);
+    expect(parseDuration('--wait', '0.25', 0)).toBe(250);
     expect(parseDuration('--wait', '1.5s', 0)).toBe(1_500);
     expect(parseDuration('--wait', '2m', 0)).toBe(120_000);
     expect(parseDuration('--wait', '250ms', 0)).toBe(250);
-    expect(() => parseDuration('--wait', '1e3', 0)).toThrow(UsageError);
+    expect(parseDuration('--wait', '1h', 0)).toBe(3_600_000);
+    expect(parseDuration('--wait', '1m30s', 0)).toBe(90_000);
+    expect(parseDuration('--wait', '1h2m3s4ms', 0)).toBe(3_723_004);
+    expect(parseDuration('--wait', '2s500ms', 0)).toBe(2_500);
+    for (const bad of ['', ' 5', '5 s', '-5', '1e3', '5sec', '1m1m', '5ms1s', 's', '.5', '5.']) {
+      expect(() => parseDuration('--wait', bad, 0)).toThrow(UsageError);
+    }
   });
 
-  it('--help and exec --help exit 0 and explain the options, signals and exit statuses', async () => {
+  it('ls builds its SCAN pattern with the prefix taken literally, and reads names out of lock keys only', () => {
+    expect(escapeGlob('a*b?[c]\\')).toBe('a\\*b\\?\\[c\\]\\\\');
+    expect(lockNameOf('holdfast:{jobs}', 'holdfast:')).toBe('jobs');
+    expect(lockNameOf('holdfast:{a{b}}', 'holdfast:')).toBe('a{b}');
+    expect(lockNameOf('holdfast:{jobs}:fence', 'holdfast:')).toBeUndefined();
+    expect(lockNameOf('holdfast:{jobs}:queue', 'holdfast:')).toBeUndefined();
+    expect(lockNameOf('other:{jobs}', 'holdfast:')).toBeUndefined();
+    expect(lockNameOf('holdfast:{}', 'holdfast:')).toBeUndefined();
+  });
+
+  it('--help and each command\'s --help exit 0 and explain the options, signals and exit statuses', async () => {
     const main = holdfast(['--help']);
     const exec = holdfast(['exec', 'whatever', '--help']);
+    const others = ['status', 'ls', 'release'].map((c) => holdfast(['help', c]));
     expect((await main.result()).code).toBe(0);
-    expect(main.stdout).toMatch(/holdfast exec <name> \[options\] -- <command>/);
+    for (const usage of ['holdfast exec <name> [options] -- <command>', 'holdfast status <name>', 'holdfast ls [<pattern>]', 'holdfast release <name> --force']) {
+      expect(main.stdout).toContain(usage);
+    }
     expect((await exec.result()).code).toBe(0);
-    for (const word of ['--redis', '--wait', '--lease', '--grace', '--prefix', 'watchdog', 'SIGTERM', 'SIGKILL', 'HOLDFAST_TOKEN']) {
+    for (const word of ['--redis', '-w, --wait', '-n, --nonblock', '-E, --conflict-exit-code', '--lease', '--grace', '--prefix', 'REDISCLI_AUTH', 'watchdog', 'SIGTERM', 'SIGKILL', 'SIGUSR1', 'process group', 'HOLDFAST_TOKEN', '1m30s']) {
       expect(exec.stdout).toContain(word);
     }
-    for (const status of [EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_LOCK_LOST, EXIT_LOCK_BUSY]) expect(exec.stdout).toContain(`  ${status}  `);
+    for (const status of [EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_LOCK_LOST, EXIT_INTERNAL, EXIT_LOCK_BUSY]) expect(exec.stdout).toContain(`  ${status}  `);
+    for (const [i, c] of ['status', 'ls', 'release'].entries()) {
+      expect((await others[i].result()).code).toBe(0);
+      expect(others[i].stdout).toContain(`Usage: holdfast ${c}`);
+      expect(others[i].stdout).toContain('REDISCLI_AUTH');
+    }
+    expect(others[1].stdout).toMatch(/SCAN \(never KEYS/);
   });
 
   it('bad usage exits 64 with a message on stderr, before touching Redis', async () => {
@@ -213,7 +329,7 @@ describe('arguments', () => {
     const exit = await cli.result();
     expect(exit.code).toBe(EXIT_USAGE);
     expect(cli.stderr).toMatch(/holdfast: unexpected argument 'echo'/);
-    expect(cli.stderr).toMatch(/--help/);
+    expect(cli.stderr).toMatch(/Try 'holdfast exec --help'/);
     expect(cli.stdout).toBe('');
   });
 });
@@ -276,7 +392,7 @@ describe('exec', () => {
     expect(await redis.exists(key(lockName))).toBe(0);
   });
 
-  it('--wait 0 while another client holds the lock: exits 75 without running the command', async () => {
+  it('--wait 0 while another client holds the lock: exits 75 without running the command; --wait 300ms waits that long', async () => {
     const lockName = name();
     const file = path.join(tmp, `${lockName}.ran`);
     const other = client();
@@ -288,7 +404,7 @@ describe('exec', () => {
     expect(fs.existsSync(file)).toBe(false);
     // Still the other client's.
     expect(await redis.hlen(key(lockName))).toBe(1);
-    const bounded = holdfast(['exec', lockName, '--wait', '300', '--', 'touch', file]);
+    const bounded = holdfast(['exec', lockName, '--wait', '300ms', '--', 'touch', file]);
     const exit2 = await bounded.result();
     expect(exit2.code).toBe(EXIT_LOCK_BUSY);
     expect(exit2.ms).toBeGreaterThanOrEqual(300);
@@ -341,7 +457,7 @@ describe('exec', () => {
   it('renews a short lease for a command that runs longer than it', async () => {
     const lockName = name();
     const file = path.join(tmp, `${lockName}.out`);
-    const cli = holdfast(['exec', lockName, '--lease', '300', '-v', '--', ...command(file)]);
+    const cli = holdfast(['exec', lockName, '--lease', '300ms', '-v', '--', ...command(file)]);
     await cli.output(/ready/);
     // Three renewals = 300 ms of lease used up three times over, still held.
     await waitFor(() => (cli.stderr.match(/renewed/g) ?? []).length >= 3, { timeout: 5_000, message: 'three renewals' });
@@ -354,7 +470,7 @@ describe('exec', () => {
   it('a lost lock: the command gets SIGTERM, holdfast exits 70 naming the lock and the reason', async () => {
     const lockName = name();
     const file = path.join(tmp, `${lockName}.sig`);
-    const cli = holdfast(['exec', lockName, '--lease', '600', '--', ...command(file)]);
+    const cli = holdfast(['exec', lockName, '--lease', '600ms', '--', ...command(file)]);
     await cli.output(/ready/);
     const t0 = performance.now();
     expect(await client().getLock(lockName).forceUnlock()).toBe(true);
@@ -371,7 +487,7 @@ describe('exec', () => {
   it('a lost lock and a command that ignores SIGTERM: SIGKILL after --grace', async () => {
     const lockName = name();
     const file = path.join(tmp, `${lockName}.sig`);
-    const cli = holdfast(['exec', lockName, '--lease', '600', '--grace', '300', '--', ...command(file, { ignoreTerm: true })]);
+    const cli = holdfast(['exec', lockName, '--lease', '600ms', '--grace', '300ms', '--', ...command(file, { ignoreTerm: true })]);
     await cli.output(/ready/);
     await redis.del(key(lockName));
     await waitFor(() => read(file) === 'SIGTERM\n', { timeout: 3_000, message: 'the command noting SIGTERM' });
@@ -387,7 +503,7 @@ describe('exec', () => {
     try {
       const lockName = name();
       const file = path.join(tmp, `${lockName}.sig`);
-      const cli = holdfast(['exec', lockName, '--redis', `redis://127.0.0.1:${proxy.port}`, '--lease', '600', '--', ...command(file)]);
+      const cli = holdfast(['exec', lockName, '--redis', `redis://127.0.0.1:${proxy.port}`, '--lease', '600ms', '--', ...command(file)]);
       await cli.output(/ready/);
       proxy.blackhole();
       const exit = await cli.result();
@@ -398,6 +514,350 @@ describe('exec', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('exec: waiting like flock', () => {
+  it('a bare duration is seconds: -w 5 waits for a holder that releases within it', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.ran`);
+    const lock = client().getLock(lockName);
+    await lock.lock();
+    const cli = holdfast(['exec', lockName, '-w', '5', '--', 'touch', file]);
+    // Subscribed to the lock's channel: holdfast is waiting (with -w 5 read as 5 ms it
+    // would have given up long before).
+    await waitFor(async () => (await numsub(lockName)) === 1, { timeout: 10_000, interval: 10, message: 'holdfast waiting' });
+    await lock.unlock();
+    expect((await cli.result()).code).toBe(0);
+    expect(fs.existsSync(file)).toBe(true);
+  });
+
+  it('a fraction of a second, and units: -w 0.3 and --wait 0m0.3s wait 300 ms, then exit 75', async () => {
+    const lockName = name();
+    await client().getLock(lockName).lock();
+    const clis = [holdfast(['exec', lockName, '-w', '0.3', '--', 'true']), holdfast(['exec', lockName, '--wait', '0m0.3s', '--', 'true'])];
+    for (const cli of clis) {
+      expect((await cli.result()).code).toBe(EXIT_LOCK_BUSY);
+      expect(cli.stderr).toMatch(new RegExp(`lock '${lockName}' is held by another owner; not taken within 300 ms`));
+    }
+  });
+
+  it('-n makes one attempt: busy exits 75, or the -E status; the command runs only when the lock is free', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.ran`);
+    const lock = client().getLock(lockName);
+    await lock.lock();
+    const plain = holdfast(['exec', lockName, '-n', '--', 'touch', file]);
+    const e3 = holdfast(['exec', lockName, '-n', '-E', '3', '--', 'touch', file]);
+    const e0 = holdfast(['exec', lockName, '--wait', '200ms', '--conflict-exit-code', '0', '--', 'touch', file]);
+    expect((await plain.result()).code).toBe(EXIT_LOCK_BUSY);
+    expect(plain.stderr).toMatch(/not taken at once \(-n: one attempt\)/);
+    expect((await e3.result()).code).toBe(3);
+    expect((await e0.result()).code).toBe(0);
+    expect(fs.existsSync(file)).toBe(false);
+    await lock.unlock();
+    // -E is the status of a busy lock only: the command's own status goes through.
+    const free = holdfast(['exec', lockName, '-n', '-E', '3', '--', 'sh', '-c', 'exit 5']);
+    expect((await free.result()).code).toBe(5);
+  });
+});
+
+describe('exec: signals', () => {
+  it('a Ctrl-C at a terminal (SIGINT to holdfast\'s process group) reaches the command once', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    // A shell, not node: a single-threaded process whose traps run in signal-number
+    // order, so that a SIGINT pending beside a SIGUSR2 marker is noted first. (Node may
+    // take two signals on two threads and run their listeners in either order.) The
+    // background sleep ignores SIGINT, as asynchronous commands of a shell do.
+    const script = `
+      trap 'echo SIGINT >> "$1"' INT
+      trap 'echo SIGUSR2 >> "$1"' USR2
+      trap 'echo SIGTERM >> "$1"; kill $s 2>/dev/null; exit 42' TERM
+      sleep 600 & s=$!
+      echo "ready sh pid $$"
+      while :; do wait $s; done`;
+    const cli = holdfast(['exec', lockName, '-v', '--', 'sh', '-c', script, 'sh', file], {}, { detached: true });
+    const pid = await commandPid(cli);
+    const notes = (what: string) => read(file).split('\n').filter((l) => l === what).length;
+    const marker = async (n: number) => {
+      process.kill(pid, 'SIGUSR2');
+      await waitFor(() => notes('SIGUSR2') === n, { timeout: 5_000, interval: 5, message: `the command noting marker ${n} (${JSON.stringify(read(file))})` });
+    };
+    // holdfast is held still while the terminal's SIGINT reaches the group, so that a
+    // command sharing its group (as it did) takes that copy before holdfast passes on its
+    // own; were both pending at once they would be delivered as one.
+    process.kill(cli.child.pid!, 'SIGSTOP');
+    cli.signalGroup('SIGINT');
+    await marker(1);
+    process.kill(cli.child.pid!, 'SIGCONT');
+    await cli.output(/forwarding SIGINT to the command/);
+    await marker(2); // after holdfast's copy: any SIGINT the command got is noted by now
+    expect(notes('SIGINT')).toBe(1);
+    cli.child.kill('SIGTERM');
+    const exit = await cli.result();
+    expect(exit.code).toBe(42);
+    expect(notes('SIGINT')).toBe(1);
+    expect(await redis.exists(key(lockName))).toBe(0);
+  });
+
+  it('SIGUSR2, SIGUSR1, SIGQUIT and SIGWINCH reach the command; holdfast neither dies nor opens a debugger', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    const signals = ['SIGUSR2', 'SIGUSR1', 'SIGQUIT', 'SIGWINCH'] as const;
+    const cli = holdfast(['exec', lockName, '--', ...command(file, { record: [...signals], exitOn: [] })]);
+    await cli.output(/ready/);
+    let expected = '';
+    for (const sig of signals) {
+      cli.child.kill(sig);
+      expected += `${sig}\n`;
+      await waitFor(() => read(file) === expected, { timeout: 5_000, message: `the command noting ${sig} (file: ${JSON.stringify(read(file))})` });
+    }
+    expect(cli.child.exitCode).toBeNull();
+    expect(await redis.exists(key(lockName))).toBe(1);
+    cli.child.stdin!.write('done\n');
+    const exit = await cli.result();
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(cli.stderr).not.toMatch(/Debugger listening/);
+    expect(await redis.exists(key(lockName))).toBe(0);
+  });
+
+  (linux ? it : it.skip)('Ctrl-Z (SIGTSTP to the group) stops the command and holdfast; SIGCONT resumes both', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    const cli = holdfast(['exec', lockName, '--', ...command(file)], {}, { detached: true });
+    const pid = await commandPid(cli);
+    const holdfastPid = cli.child.pid!;
+    cli.signalGroup('SIGTSTP');
+    await waitFor(() => procState(pid) === 'T' && procState(holdfastPid) === 'T', {
+      timeout: 5_000,
+      interval: 10,
+      message: `both stopped (command ${procState(pid)}, holdfast ${procState(holdfastPid)})`,
+    });
+    cli.signalGroup('SIGCONT'); // what a shell's fg sends
+    await waitFor(() => !['T', ''].includes(procState(pid)) && !['T', ''].includes(procState(holdfastPid)), {
+      timeout: 5_000,
+      interval: 10,
+      message: 'both running again',
+    });
+    cli.child.stdin!.write('done\n');
+    expect((await cli.result()).code).toBe(0);
+    expect(read(file)).toBe('');
+  });
+
+  it('on a lost lock the whole process group of the command is stopped, not only its first process', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.pid`);
+    // sh starts a background sleep, notes its pid, and waits: SIGTERM to sh alone would leave the sleep.
+    const cli = holdfast(['exec', lockName, '--lease', '600ms', '--', 'sh', '-c', `sleep 600 & echo $! > '${file}'; echo ready; wait`]);
+    await cli.output(/ready/);
+    const sleeper = Number(read(file).trim());
+    expect(sleeper).toBeGreaterThan(0);
+    await redis.del(key(lockName));
+    expect((await cli.result()).code).toBe(EXIT_LOCK_LOST);
+    await waitFor(
+      () => {
+        try {
+          process.kill(sleeper, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeout: 5_000, message: `the background sleep (pid ${sleeper}) ended` },
+    );
+  });
+});
+
+describe('exec: failures of holdfast itself', () => {
+  it('an internal error stops the command (SIGTERM), waits for it, and exits 71, not 70 like a lost lock', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    // Loaded into holdfast's process only: the next SIGWINCH makes it throw from a
+    // listener, an exception holdfast does not expect.
+    const fixture = path.join(tmp, 'throw-on-winch.js');
+    fs.writeFileSync(fixture, `process.on('SIGWINCH', () => { throw new Error('injected by cli.spec'); });\n`);
+    const cli = holdfast(['exec', lockName, '--', ...command(file)], {}, { nodeArgs: ['-r', fixture] });
+    await cli.output(/ready/);
+    cli.child.kill('SIGWINCH');
+    const exit = await cli.result();
+    expect(exit.code).toBe(EXIT_INTERNAL);
+    expect(read(file)).toBe('SIGTERM\n'); // the command was stopped before holdfast exited
+    expect(cli.stderr).toMatch(/internal error \(please report it\): Error: injected by cli.spec/);
+    expect(cli.stderr).toMatch(/stopping the command \(pid \d+\): SIGTERM now/);
+  });
+});
+
+describe('a Redis with a password', () => {
+  let secured: RedisServer;
+  let url: string;
+
+  beforeAll(async () => {
+    // startServer({ args: ['--requirepass', ...] }) cannot tell when such a server is
+    // ready (its PING is refused with NOAUTH): the password is set once it runs.
+    secured = await startServer();
+    const admin = new Redis(secured.port, '127.0.0.1');
+    await admin.config('SET', 'requirepass', 'cli-s3cret');
+    admin.disconnect();
+    url = `redis://127.0.0.1:${secured.port}`;
+  });
+
+  afterAll(async () => {
+    await secured?.stop();
+  });
+
+  it('exec, status, ls and release read it from REDISCLI_AUTH, as redis-cli does', async () => {
+    const lockName = name();
+    const env = { REDISCLI_AUTH: 'cli-s3cret' };
+    const file = path.join(tmp, `${lockName}.out`);
+    const cli = holdfast(['exec', lockName, '--redis', url, '--', ...command(file)], env);
+    await cli.output(/ready/);
+    expect(cli.child.spawnargs.join(' ')).not.toContain('cli-s3cret');
+    const status = holdfast(['status', lockName, '--redis', url, '--json'], env);
+    expect((await status.result()).code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ name: lockName, locked: true });
+    const ls = holdfast(['ls', '--redis', url], env);
+    expect((await ls.result()).code).toBe(0);
+    expect(ls.stdout).toContain(lockName);
+    cli.child.stdin!.write('done\n');
+    expect((await cli.result()).code).toBe(0);
+    const release = holdfast(['release', lockName, '--force', '--redis', url], env);
+    expect((await release.result()).code).toBe(0);
+    expect(release.stdout).toMatch(/was not locked/);
+    expect(cli.stderr).toBe('');
+  });
+
+  it('without it: exit 69 naming the refusal; in the URL: works, with a warning that ps shows it', async () => {
+    const refused = holdfast(['exec', name(), '--redis', url, '--', 'true']);
+    expect((await refused.result()).code).toBe(EXIT_UNAVAILABLE);
+    expect(refused.stderr).toMatch(/cannot connect to redis:\/\/127\.0\.0\.1:\d+: .*(NOAUTH|Authentication required)/);
+    const inUrl = holdfast(['exec', name(), '--redis', `redis://:cli-s3cret@127.0.0.1:${secured.port}`, '--', 'true']);
+    expect((await inUrl.result()).code).toBe(0);
+    expect(inUrl.stderr).toMatch(/warning: a password in a --redis URL is visible .*\(ps\); put it in REDISCLI_AUTH/);
+  });
+});
+
+describe('status, ls, release', () => {
+  const comparable = (info: LockInfo) => ({ ...info, ttl: info.ttl > 0 ? 'positive' : info.ttl });
+
+  it('status --json prints lock.inspect() of a held lock; without --json, who holds it in words', async () => {
+    const lockName = name();
+    const lock = client().getLock(lockName);
+    await lock.lock();
+    const json = holdfast(['status', lockName, '--json']);
+    const text = holdfast(['status', lockName]);
+    expect((await json.result()).code).toBe(0);
+    const info = JSON.parse(json.stdout) as LockInfo;
+    expect(comparable(info)).toEqual(comparable(await lock.inspect()));
+    expect(info).toMatchObject({ name: lockName, locked: true, holders: [{ host: os.hostname(), pid: process.pid, count: 1 }] });
+    expect(info.ttl).toBeLessThanOrEqual(30_000);
+    expect(json.stdout.trim().split('\n')).toHaveLength(1);
+    expect((await text.result()).code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^name: +${lockName}$`, 'm'));
+    expect(text.stdout).toMatch(/^state: +held, TTL \d+(\.\d)? s$/m);
+    expect(text.stdout).toContain(`${os.hostname()} pid ${process.pid}   owner ${info.holders[0].owner}`);
+    expect(text.stdout).toMatch(new RegExp(`^token: +${info.token} \\(the last one minted\\)$`, 'm'));
+  });
+
+  it('status of a free lock: locked false, no holders', async () => {
+    const lockName = name();
+    const lock = client().getLock(lockName);
+    await lock.lock();
+    await lock.unlock();
+    const json = holdfast(['status', lockName, '--json']);
+    const text = holdfast(['status', lockName]);
+    expect((await json.result()).code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(await lock.inspect());
+    expect(JSON.parse(json.stdout)).toMatchObject({ locked: false, ttl: -2, holders: [] });
+    expect((await text.result()).code).toBe(0);
+    expect(text.stdout).toMatch(/^state: +free$/m);
+  });
+
+  it('status exits 69 when Redis is unreachable', async () => {
+    const cli = holdfast(['status', 'x', '--redis', `redis://127.0.0.1:${await freePort()}`]);
+    expect((await cli.result()).code).toBe(EXIT_UNAVAILABLE);
+    expect(cli.stderr).toMatch(/ECONNREFUSED/);
+  });
+
+  it('ls lists the held locks with SCAN (never KEYS), by pattern, leaving out free locks and suffixed keys', async () => {
+    const prefix = `ls${process.pid}:`;
+    const locks = client(redis, { keyPrefix: prefix });
+    for (const n of ['a-1', 'a-2', 'b-1']) await locks.getLock(n).lock();
+    const free = locks.getLock('a-3');
+    await free.lock();
+    await free.unlock();
+    await redis.set(`${prefix}{a-4}:fence`, '9');
+    await redis.hset(`${prefix}{a-5}:queue`, 'x', '1');
+    await redis.config('RESETSTAT');
+    const all = holdfast(['ls', '--prefix', prefix]);
+    const some = holdfast(['ls', 'a-*', '--json', '--prefix', prefix]);
+    expect((await all.result()).code).toBe(0);
+    const lines = all.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^NAME +TTL +TOKEN +HOLDERS$/);
+    expect(lines.slice(1).map((l) => l.split(/ +/)[0])).toEqual(['a-1', 'a-2', 'b-1']);
+    expect(lines[1]).toContain(`${os.hostname()} pid ${process.pid}`);
+    expect((await some.result()).code).toBe(0);
+    const infos = JSON.parse(some.stdout) as LockInfo[];
+    expect(infos.map((i) => i.name)).toEqual(['a-1', 'a-2']);
+    expect(infos.map(comparable)).toEqual(await Promise.all(['a-1', 'a-2'].map(async (n) => comparable(await locks.getLock(n).inspect()))));
+    const stats = await redis.info('commandstats');
+    expect(stats).toMatch(/cmdstat_scan:calls=\d+/);
+    expect(stats).not.toMatch(/cmdstat_keys:/);
+    const none = holdfast(['ls', 'zzz*', '--prefix', prefix]);
+    const noneJson = holdfast(['ls', 'zzz*', '--json', '--prefix', prefix]);
+    expect((await none.result()).code).toBe(0);
+    expect(none.stdout).toBe('');
+    expect((await noneJson.result()).code).toBe(0);
+    expect(noneJson.stdout).toBe('[]\n');
+  });
+
+  it('ls walks every page of the SCAN: 2500 locks', async () => {
+    const prefix = `lsmany${process.pid}:`;
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 2_500; i++) pipeline.hset(`${prefix}{job-${i}}`, `other-host:1:x:${i}`, '1').pexpire(`${prefix}{job-${i}}`, 60_000);
+    await pipeline.exec();
+    try {
+      const cli = holdfast(['ls', '--json', '--prefix', prefix]);
+      expect((await cli.result(30_000)).code).toBe(0);
+      const infos = JSON.parse(cli.stdout) as LockInfo[];
+      expect(infos).toHaveLength(2_500);
+      expect(new Set(infos.map((i) => i.name)).size).toBe(2_500);
+      expect(infos.every((i) => i.locked && i.holders.length === 1)).toBe(true);
+    } finally {
+      const keys = Array.from({ length: 2_500 }, (_, i) => `${prefix}{job-${i}}`);
+      await redis.del(...keys);
+    }
+  });
+
+  it('release --force deletes a held lock, says who held it, and the holder loses it; on a free lock it says so', async () => {
+    const lockName = name();
+    // A short lease: the holder's next renewal, at most 200 ms after the delete, finds the key gone.
+    const lock = client(redis, { watchdogTimeout: 600 }).getLock(lockName);
+    const lost = nextEvent<{ reason: string }>(lock, 'lost', 10_000);
+    await lock.lock();
+    const refused = holdfast(['release', lockName]);
+    expect((await refused.result()).code).toBe(EXIT_USAGE);
+    expect(await redis.exists(key(lockName))).toBe(1);
+    const cli = holdfast(['release', lockName, '--force']);
+    expect((await cli.result()).code).toBe(0);
+    expect(cli.stdout).toBe(`released '${lockName}', held by ${os.hostname()} pid ${process.pid}\n`);
+    expect(await redis.exists(key(lockName))).toBe(0);
+    expect((await lost).reason).toBe('deleted');
+    const again = holdfast(['release', lockName, '--force']);
+    expect((await again.result()).code).toBe(0);
+    expect(again.stdout).toBe(`'${lockName}' was not locked: nothing to release\n`);
+  });
+
+  it('release --force on a lock held by holdfast exec: the exec stops its command and exits 70', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    const exec = holdfast(['exec', lockName, '--lease', '600ms', '--', ...command(file)]);
+    await exec.output(/ready/);
+    const release = holdfast(['release', lockName, '--force']);
+    expect((await release.result()).code).toBe(0);
+    expect(release.stdout).toMatch(new RegExp(`released '${lockName}', held by ${os.hostname()} pid \\d+`));
+    expect((await exec.result()).code).toBe(EXIT_LOCK_LOST);
+    expect(read(file)).toBe('SIGTERM\n');
   });
 });
 
@@ -415,7 +875,7 @@ describe('Redis unavailable', () => {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
     proxy.blackhole();
     try {
-      const cli = holdfast(['exec', name(), '--redis', `redis://127.0.0.1:${proxy.port}`, '--connect-timeout', '500', '--', 'true']);
+      const cli = holdfast(['exec', name(), '--redis', `redis://127.0.0.1:${proxy.port}`, '--connect-timeout', '500ms', '--', 'true']);
       const exit = await cli.result(5_000);
       expect(exit.code).toBe(EXIT_UNAVAILABLE);
       expect(cli.stderr).toMatch(/cannot connect to .*(no answer within 500 ms|ETIMEDOUT)/);
@@ -440,6 +900,12 @@ describe('quorum mode', () => {
       const up = masters.slice(0, 2).map((m) => new Redis(m.port, '127.0.0.1'));
       try {
         expect(await Promise.all(up.map((r) => r.exists(key(lockName))))).toEqual([1, 1]);
+        const status = holdfast(['status', lockName, '--json', ...urls]);
+        expect((await status.result()).code).toBe(0);
+        expect(JSON.parse(status.stdout)).toMatchObject({ name: lockName, locked: true, holders: [{ host: os.hostname(), count: 1 }] });
+        const ls = holdfast(['ls', '--json', ...urls]);
+        expect((await ls.result()).code).toBe(0);
+        expect((JSON.parse(ls.stdout) as LockInfo[]).map((i) => i.name)).toContain(lockName);
         cli.child.stdin!.write('done\n');
         expect((await cli.result()).code).toBe(0);
         expect(cli.stderr).toMatch(/warning: cannot connect to .*continuing with a majority/);

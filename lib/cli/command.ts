@@ -1,11 +1,13 @@
-// Runs the command under the lock: spawned directly (no shell) with the terminal's
-// stdio, signals forwarded to it, and stopped (SIGTERM, then SIGKILL after the grace)
-// when the lock is lost.
+// Runs the command under the lock: spawned directly (no shell) with holdfast's stdio,
+// in a process group of its own (so that signals reach it once, see signals.ts), and
+// stopped (SIGTERM, then SIGKILL after the grace, to its whole group) when the lock is
+// lost.
 import { spawn } from 'node:child_process';
 import type { LockLostError } from '../index.js';
-import { EXIT_CANNOT_EXECUTE, EXIT_LOCK_LOST, EXIT_NOT_FOUND, signalStatus } from './exit-codes.js';
+import { EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, signalStatus } from './exit-codes.js';
 import type { Log } from './io.js';
-import type { SignalRouter } from './signals.js';
+import { guardCommand } from './last-resort.js';
+import { signalGroup, type SignalRouter } from './signals.js';
 
 export interface CommandSpec {
   command: string;
@@ -18,45 +20,54 @@ export interface CommandSpec {
 
 /**
  * Resolves with the command's status (128+N when it died of signal N, 127/126 when it
- * could not be run); never rejects. While it runs, `router` forwards signals to it, and
- * `lost` aborting (with a LockLostError) stops it. The status is the command's own even
- * after a loss: the caller decides what a loss means.
+ * could not be run); never rejects, and never before the command has exited. While it
+ * runs, `router` passes signals on to it, and `lost` aborting (with a LockLostError)
+ * stops it. The status is the command's own even after a loss: the caller decides what
+ * a loss means.
  */
 export function runCommand(spec: CommandSpec, lost: AbortSignal, router: SignalRouter, log: Log): Promise<number> {
   return new Promise<number>((resolve) => {
     let running = true;
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(spec.command, spec.args, { stdio: 'inherit', env: { ...process.env, ...spec.env } });
-    router.commandStarted(child);
+    // detached: setsid(), a new session and process group led by the command. Node has
+    // no setpgid(): the price is that the command has no controlling terminal (its
+    // stdio is still holdfast's, the terminal's included); see the help on signals.
+    const child = spawn(spec.command, spec.args, { stdio: 'inherit', env: { ...process.env, ...spec.env }, detached: true });
+    // No pid: the spawn failed, and 'error' follows.
+    const pid = child.pid;
+    const unguard = pid === undefined ? () => undefined : guardCommand(child, pid, spec.grace);
+    if (pid !== undefined) router.commandStarted(pid);
 
     const finish = (status: number) => {
       running = false;
       router.commandEnded();
+      unguard();
       lost.removeEventListener('abort', onLost);
       clearTimeout(killTimer);
       resolve(status);
     };
-    // Both may come ('error' after a failed kill, say); the first settles.
     child.once('error', (error: NodeJS.ErrnoException) => {
-      if (!running) return;
+      // After a spawn that worked, 'error' means a failed kill: the 'exit' settles.
+      if (!running || pid !== undefined) return;
       log.say(`cannot run '${spec.command}': ${error.message}`);
       finish(error.code === 'ENOENT' ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
     });
     child.once('exit', (code, signal) => {
       if (!running) return;
       if (signal) log.verbose(`the command died of ${signal}`);
-      finish(signal ? signalStatus(signal) : (code ?? EXIT_LOCK_LOST));
+      finish(signal ? signalStatus(signal) : (code ?? EXIT_CANNOT_EXECUTE));
     });
 
     function onLost(): void {
-      if (!running) return;
+      if (!running || pid === undefined) return;
       const error = lost.reason as LockLostError;
-      log.say(`${error.message} (reason: ${error.reason}); stopping the command (pid ${child.pid}): SIGTERM now, SIGKILL in ${spec.grace} ms`);
-      child.kill('SIGTERM');
+      log.say(`${error.message} (reason: ${error.reason}); stopping the command (pid ${pid}): SIGTERM now, SIGKILL in ${spec.grace} ms`);
+      signalGroup(pid, 'SIGTERM');
+      signalGroup(pid, 'SIGCONT'); // a command stopped by Ctrl-Z gets the SIGTERM now
       killTimer = setTimeout(() => {
         if (!running) return;
         log.say(`the command did not end within ${spec.grace} ms of SIGTERM: SIGKILL`);
-        child.kill('SIGKILL');
+        signalGroup(pid, 'SIGKILL');
       }, spec.grace);
     }
     if (lost.aborted) onLost();

@@ -20,8 +20,10 @@ export function showUrl(url: string): string {
  * reason; either way the connection keeps reconnecting in the background (if Redis
  * goes away later, or comes up later: a master of a quorum may), until disconnected.
  */
-export function connect(url: string, timeout: number, signal: AbortSignal): { redis: Redis; ready: Promise<void> } {
+export function connect(url: string, password: string | undefined, timeout: number, signal: AbortSignal): { redis: Redis; ready: Promise<void> } {
   const redis = new Redis(url, {
+    // $REDISCLI_AUTH, for a URL without a password of its own (ioredis lets the URL's win).
+    ...(password === undefined || new URL(url).password !== '' ? {} : { password }),
     lazyConnect: true,
     connectTimeout: timeout,
     // A command sent while the connection is down fails after one reconnection attempt
@@ -65,8 +67,8 @@ export interface Connections {
 }
 
 /** Connects to every URL at once; see connect() for the bounds. */
-export function connectAll(urls: readonly string[], timeout: number, signal: AbortSignal): Connections {
-  const attempts = urls.map((url) => connect(url, timeout, signal));
+export function connectAll(urls: readonly string[], password: string | undefined, timeout: number, signal: AbortSignal): Connections {
+  const attempts = urls.map((url) => connect(url, password, timeout, signal));
   for (const a of attempts) {
     // Errors after the start (a connection reconnecting) surface through the lock's
     // renewalFailed and lost events; unheard, ioredis would print each one.

@@ -6,7 +6,7 @@ import { acquireFailureStatus, describeUnavailable } from './acquire-failure.js'
 import type { ExecOptions } from './args.js';
 import { runCommand } from './command.js';
 import { connectAll } from './connect.js';
-import { EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
+import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
 import { defaultIo, logTo, message, type Io, type Log } from './io.js';
 import { Interrupted, SignalRouter } from './signals.js';
 
@@ -14,7 +14,7 @@ import { Interrupted, SignalRouter } from './signals.js';
 export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> {
   const log = logTo(io, o.verbose);
   const router = new SignalRouter({
-    forwarding: (signal, child) => log.verbose(`forwarding ${signal} to the command (pid ${child.pid})`),
+    forwarding: (signal, pid) => log.verbose(`forwarding ${signal} to the command (process group ${pid})`),
     exitNow: (signal) => {
       log.say(`${signal} while releasing '${o.name}': exiting now; the lock expires within ${o.lease} ms`);
       process.exit(signalStatus(signal));
@@ -23,7 +23,8 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
   let connections: Redis[] = [];
   let locks: LockClient | undefined;
   try {
-    const connecting = connectAll(o.urls, o.connectTimeout, router.interrupted);
+    for (const w of o.warnings) log.say(w);
+    const connecting = connectAll(o.urls, o.password, o.connectTimeout, router.interrupted);
     connections = connecting.redis;
     const failures = await connecting.failures;
     if (router.interrupted.aborted) throw router.interrupted.reason;
@@ -48,8 +49,9 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
       log.say(`${error.signal} while waiting for '${o.name}': the command was not run`);
       return signalStatus(error.signal);
     }
-    log.say(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    return EXIT_LOCK_LOST;
+    // Never while the command runs: runCommand does not settle before it has exited.
+    log.say(`internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return EXIT_INTERNAL;
   } finally {
     router.cleanupStarted();
     await locks?.close().catch(() => undefined);
@@ -79,10 +81,10 @@ async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRoute
     if (error instanceof Interrupted) throw error;
     const status = acquireFailureStatus(error);
     if (status === EXIT_LOCK_BUSY) {
-      log.say(`lock '${o.name}' is held by another owner; not taken within ${o.wait} ms${o.wait === 0 ? ' (--wait 0: one attempt)' : ''}`);
-    } else {
-      log.say(`cannot take '${o.name}': ${describeUnavailable(error)}`);
+      log.say(`lock '${o.name}' is held by another owner; ${o.wait === 0 ? 'not taken at once (-n: one attempt)' : `not taken within ${o.wait} ms`}`);
+      return o.conflictExitCode;
     }
+    log.say(`cannot take '${o.name}': ${describeUnavailable(error)}`);
     return status;
   }
   log.verbose(`acquired '${o.name}' (token ${held.token}) after ${Math.round(performance.now() - waitStart)} ms; running ${o.command}`);

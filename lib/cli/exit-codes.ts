@@ -7,9 +7,15 @@ export const EXIT_OK = 0;
 export const EXIT_USAGE = 64;
 /** Redis could not be reached, or failed while taking the lock (EX_UNAVAILABLE). */
 export const EXIT_UNAVAILABLE = 69;
-/** The lock was lost while the command ran; the command was stopped (EX_SOFTWARE). */
+/** The lock was lost while the command ran; the command was stopped (EX_SOFTWARE: DESIGN.md fixes 70 for this). */
 export const EXIT_LOCK_LOST = 70;
-/** The lock could not be taken within --wait (EX_TEMPFAIL). */
+/**
+ * holdfast itself failed: an error it has no status for (a bug). EX_OSERR, because
+ * EX_SOFTWARE (70) means a lost lock here and the two must be told apart; any command
+ * it ran was stopped first.
+ */
+export const EXIT_INTERNAL = 71;
+/** The lock could not be taken within --wait, or at once with -n (EX_TEMPFAIL); -E replaces it. */
 export const EXIT_LOCK_BUSY = 75;
 /** The command exists but could not be executed (as in POSIX shells). */
 export const EXIT_CANNOT_EXECUTE = 126;

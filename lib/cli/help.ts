@@ -1,8 +1,18 @@
 // The texts of --help and --version.
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_REDIS_URL, MIN_LEASE_MS } from './defaults.js';
-import { EXIT_CANNOT_EXECUTE, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from './exit-codes.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_PREFIX, DEFAULT_REDIS_URL, MIN_LEASE_MS, PASSWORD_ENV } from './defaults.js';
+import {
+  EXIT_CANNOT_EXECUTE,
+  EXIT_INTERNAL,
+  EXIT_LOCK_BUSY,
+  EXIT_LOCK_LOST,
+  EXIT_NOT_FOUND,
+  EXIT_UNAVAILABLE,
+  EXIT_USAGE,
+} from './exit-codes.js';
+
+export type CommandName = 'exec' | 'status' | 'ls' | 'release';
 
 /**
  * The package's version, from holdfast's package.json above this file (lib/cli/ or
@@ -23,62 +33,97 @@ export const MAIN_HELP = `holdfast ${version}: a distributed flock(1) on Redis
 
 Usage:
   holdfast exec <name> [options] -- <command> [args...]
-  holdfast exec --help      details of exec: options, lease, signals, exit statuses
+                            run a command while holding the lock <name>
+  holdfast status <name> [--json]
+                            who holds <name>, its TTL, its last fencing token
+  holdfast ls [<pattern>] [--json]
+                            the locks held now (names matching <pattern>)
+  holdfast release <name> --force
+                            delete <name> whoever holds it
+  holdfast help <command> | <command> --help
+                            the options and exit statuses of <command>
   holdfast --help | --version
 
-Runs <command> while holding the reentrant Redis lock <name> (see the holdfast
-library), so that at most one such command runs at a time across every machine
-that uses the same Redis. The lock is released when the command ends.
+exec runs <command> while holding the reentrant Redis lock <name> (see the
+holdfast library), so that at most one such command runs at a time across every
+machine that uses the same Redis. The lock is released when the command ends.
 
 Example:
-  holdfast exec nightly-report --wait 0 -- ./make-report.sh --since yesterday
+  holdfast exec nightly-report -n -- ./make-report.sh --since yesterday
 `;
+
+const CONNECTION_OPTIONS = `  --redis URL     Redis to use (redis://[user@]host:port[/db], or rediss:// for
+                  TLS). Give it several times for quorum mode over independent
+                  masters (Redlock-style: a majority must answer, and for exec
+                  grant the lock). Default: $REDIS_URL, else ${DEFAULT_REDIS_URL}.
+  --prefix P      Prefix of the Redis keys (default ${DEFAULT_PREFIX}, as in the library).
+                  The lock's key is <prefix>{<name>}.
+  --connect-timeout DURATION
+                  How long to try to reach Redis at start. Default ${DEFAULT_CONNECT_TIMEOUT_MS / 1000} s.`;
+
+const PASSWORD = `Password: set ${PASSWORD_ENV} (as for redis-cli); it is used for every URL that
+carries none. A password in a URL (redis://:secret@host) works too, but every
+user of the machine sees it in ps.`;
+
+const DURATIONS = `Durations: a bare number is seconds (-w 5, -w 0.5); or with units ms, s, m, h,
+largest first (250ms, 10s, 1m30s, 2h).`;
 
 export const EXEC_HELP = `Usage: holdfast exec <name> [options] -- <command> [args...]
 
 Takes the lock <name>, runs <command> with its arguments (directly, without a
-shell; stdin, stdout and stderr are the terminal's), and releases the lock when
-the command ends. Everything after -- is the command; -- is required.
+shell; stdin, stdout and stderr are holdfast's), and releases the lock when the
+command ends. Everything after -- is the command; -- is required.
 
 Options:
-  --redis URL     Redis to lock on (redis://[user:password@]host:port[/db], or
-                  rediss:// for TLS). Give it 3 or more times for quorum mode over
-                  independent masters (Redlock-style: a majority must grant the
-                  lock). Default: $REDIS_URL, else ${DEFAULT_REDIS_URL}.
-  --wait MS       How long to wait for the lock. Default: wait as long as it takes.
-                  --wait 0 makes one attempt. If the lock is not taken in time,
-                  the command is not run and holdfast exits ${EXIT_LOCK_BUSY}.
-  --lease MS      The lease of the lock (default ${DEFAULT_LEASE_MS}). It is not a limit
+  -w, --wait DURATION
+                  How long to wait for the lock. Default: as long as it takes.
+                  If the lock is not taken in time, the command is not run and
+                  holdfast exits ${EXIT_LOCK_BUSY} (or the -E status).
+  -n, --nonblock  Do not wait: one attempt (the same as -w 0).
+  -E, --conflict-exit-code N
+                  The exit status when the lock is busy (-n, -w ran out), 0-255.
+                  Default ${EXIT_LOCK_BUSY}.
+  --lease DURATION
+                  The lease of the lock (default ${DEFAULT_LEASE_MS / 1000} s). It is not a limit
                   on the command: while holdfast runs, its watchdog renews the lease
                   every third of it, so the command may run for as long as it needs.
                   The lease is how long the lock outlives a holdfast that died
                   without releasing it (kill -9, power loss, network partition), and
-                  how soon a failed renewal becomes a loss. At least ${MIN_LEASE_MS}.
-  --grace MS      After a loss of the lock, how long the command has between SIGTERM
-                  and SIGKILL. Default ${DEFAULT_GRACE_MS}.
-  --prefix P      Prefix of the Redis keys (default holdfast:, as in the library).
-                  The lock's key is <prefix>{<name>}.
-  --connect-timeout MS
-                  How long to try to reach Redis at start. Default ${DEFAULT_CONNECT_TIMEOUT_MS}.
+                  how soon a failed renewal becomes a loss. At least ${MIN_LEASE_MS}ms.
+  --grace DURATION
+                  After a loss of the lock, how long the command has between SIGTERM
+                  and SIGKILL. Default ${DEFAULT_GRACE_MS / 1000} s.
+${CONNECTION_OPTIONS}
   -v, --verbose   Report on stderr when the lock is taken, renewed and released.
   -h, --help      This text.
-Times are milliseconds; a suffix ms, s, m or h may be given (--wait 10s).
+${DURATIONS}
+
+${PASSWORD}
 
 The command's environment gets HOLDFAST_LOCK (the name) and HOLDFAST_TOKEN: the
 fencing token of this hold, a number that grows with every acquisition of the
 lock. Pass it to the storage the command writes, so that it can reject a writer
 whose lock was lost (see "fencing tokens" in the holdfast documentation).
 
-Signals: SIGINT, SIGTERM and SIGHUP sent to holdfast are forwarded to the command
-(only to its process: a shell script should exec its last command, or trap and
-pass them on); holdfast releases the lock when the command has ended. Received
-while waiting for the lock, they stop the wait and holdfast exits 128+signal.
-If holdfast itself is killed with SIGKILL, the command keeps running unguarded
-and the lock expires one lease later.
+Signals: the command runs in a process group (and session) of its own, and
+every signal that holdfast can catch (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+SIGUSR2, SIGWINCH, SIGALRM, ...) is passed on to that group once. So a Ctrl-C at
+a terminal, which reaches holdfast's group, reaches the command once, as does a
+kill to holdfast's pid, to its group, or from timeout(1). Received while
+waiting for the lock, a signal that would end a process stops the wait and
+holdfast exits 128+signal. Ctrl-Z (SIGTSTP, SIGTTIN, SIGTTOU) stops the command
+(SIGSTOP) and then holdfast; SIGCONT resumes both; while stopped the lease is not
+renewed, so a long stop may lose the lock. Not passed on: SIGCHLD and SIGPIPE
+(holdfast's own), and SIGKILL and SIGSTOP, which no process can catch: after
+kill -9 the command runs on unguarded and the lock expires one lease later.
+Under systemd, set KillMode=mixed so that only holdfast gets the SIGTERM.
+The command has no controlling terminal: a program that opens /dev/tty (ssh or
+sudo asking for a password) cannot.
 
 Losing the lock: if renewing fails until the lease ends (Redis unreachable), or
-the key is deleted or taken (e.g. forceUnlock), holdfast reports it on stderr,
-sends SIGTERM to the command, then SIGKILL after --grace, and exits ${EXIT_LOCK_LOST}.
+the key is deleted or taken (holdfast release --force), holdfast reports it on
+stderr, sends SIGTERM to the command's group, then SIGKILL after --grace, and
+exits ${EXIT_LOCK_LOST}. holdfast never exits while the command it started still runs.
 
 Exit status:
   the command's   when it ran and the lock was held throughout (128+N if it
@@ -86,13 +131,79 @@ Exit status:
   ${EXIT_USAGE}              bad usage
   ${EXIT_UNAVAILABLE}              Redis unreachable (or a quorum of masters unreachable)
   ${EXIT_LOCK_LOST}              the lock was lost while the command ran
-  ${EXIT_LOCK_BUSY}              the lock was not taken within --wait
+  ${EXIT_INTERNAL}              holdfast failed (a bug: please report it); the command was stopped
+  ${EXIT_LOCK_BUSY}              the lock was busy: not taken within --wait, or at once with -n
   ${EXIT_CANNOT_EXECUTE} / ${EXIT_NOT_FOUND}        the command could not be executed / was not found
   128+N           holdfast was stopped by signal N while waiting for the lock
 
 Examples:
   holdfast exec deploy -- ./deploy.sh production
-  holdfast exec backup --wait 0 --lease 10s -- pg_dump -f /backups/db.sql db
-  holdfast exec migrate --redis redis://a:6379 --redis redis://b:6379 \\
-    --redis redis://c:6379 -- npm run migrate
+  holdfast exec backup -n --lease 10s -- pg_dump -f /backups/db.sql db
+  holdfast exec report -w 1m30s -E 0 -- ./report.sh      # busy: exit 0, skip
+  REDISCLI_AUTH=secret holdfast exec migrate --redis redis://a:6379 \\
+    --redis redis://b:6379 --redis redis://c:6379 -- npm run migrate
 `;
+
+const ADMIN_STATUS = `Exit status: 0 when Redis answered, ${EXIT_UNAVAILABLE} when it could not be reached (or
+no quorum answered), ${EXIT_USAGE} for bad usage, ${EXIT_INTERNAL} if holdfast failed.`;
+
+export const STATUS_HELP = `Usage: holdfast status <name> [--json] [options]
+
+Shows whether <name> is locked, by whom (owner id, host, pid, reentry count),
+the TTL of its lease, the last fencing token minted for it, and how many wait
+(known for a fair lock only). With --json, prints lock.inspect()'s object:
+{ "name", "locked", "ttl", "token", "holders": [{ "owner", "host", "pid",
+"count" }], "waiters" } (ttl in ms, -2 when the key is absent; waiters null
+when not known).
+
+Options:
+  --json          The object above, on one line.
+${CONNECTION_OPTIONS}
+  -h, --help      This text.
+${DURATIONS}
+
+${PASSWORD}
+
+${ADMIN_STATUS}
+`;
+
+export const LS_HELP = `Usage: holdfast ls [<pattern>] [--json] [options]
+
+Lists the locks held now whose name matches <pattern> (a Redis MATCH pattern:
+* ? [abc], \\ escapes; default *), sorted, one a line with its holders and TTL.
+It walks the keys with SCAN (never KEYS, which blocks Redis), so it is safe on
+a busy server; a lock taken or released during the walk may be missed or shown.
+With several --redis (quorum), a lock is listed when a majority holds it.
+
+Options:
+  --json          An array of the objects holdfast status --json prints, one
+                  per lock (free ones left out), sorted by name.
+${CONNECTION_OPTIONS}
+  -h, --help      This text.
+${DURATIONS}
+
+${PASSWORD}
+
+${ADMIN_STATUS}
+`;
+
+export const RELEASE_HELP = `Usage: holdfast release <name> --force [options]
+
+Deletes the lock <name> whoever holds it (lock.forceUnlock()), and says whether
+there was one and who held it. The holder loses the lock: a holdfast exec
+holding it stops its command and exits ${EXIT_LOCK_LOST}. For a lock left by a holder
+that is stuck, or to take over by hand; a lock whose holder died expires by
+itself one lease after its last renewal.
+
+Options:
+  --force         Required: release deletes another owner's lock.
+${CONNECTION_OPTIONS}
+  -h, --help      This text.
+${DURATIONS}
+
+${PASSWORD}
+
+${ADMIN_STATUS}
+`;
+
+export const COMMAND_HELP: Record<CommandName, string> = { exec: EXEC_HELP, status: STATUS_HELP, ls: LS_HELP, release: RELEASE_HELP };

@@ -1,18 +1,22 @@
-// The whole program without the process around it: parse, then help, version or exec.
-import { parseArgs, UsageError, type Parsed } from './args.js';
+// The whole program without the process around it: parse, then help, version or a command.
+import { parseCommandLine, UsageError, type Parsed } from './args.js';
 import { exec } from './exec.js';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { version } from './help.js';
 import { defaultIo, type Io } from './io.js';
+import { ls } from './ls.js';
+import { release } from './release.js';
+import { status } from './status.js';
 
 /** Resolves with the exit status. Rejects only on a bug (anything but a UsageError while parsing). */
-export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
+export async function main(argv: readonly string[], io: Io = defaultIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let parsed: Parsed;
   try {
-    parsed = parseArgs(argv);
+    parsed = parseCommandLine(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`holdfast: ${error.message}\nTry 'holdfast --help' or 'holdfast exec --help'.\n`);
+    const command = argv[0] !== undefined && ['exec', 'status', 'ls', 'release'].includes(argv[0]) ? argv[0] : undefined;
+    io.stderr(`holdfast: ${error.message}\nTry 'holdfast ${command === undefined ? '--help' : `${command} --help`}'.\n`);
     return EXIT_USAGE;
   }
   switch (parsed.kind) {
@@ -24,5 +28,11 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       return EXIT_OK;
     case 'exec':
       return exec(parsed.options, io);
+    case 'status':
+      return status(parsed.options, io);
+    case 'ls':
+      return ls(parsed.options, io);
+    case 'release':
+      return release(parsed.options, io);
   }
 }

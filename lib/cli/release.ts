@@ -1,0 +1,22 @@
+// `holdfast release NAME --force`: lock.forceUnlock(), saying whether there was a lock
+// and who held it (read just before: who held it at the moment of the delete may differ).
+import type { ReleaseOptions } from './args.js';
+import { withClient } from './admin.js';
+import { EXIT_OK } from './exit-codes.js';
+import type { Io } from './io.js';
+import { showHolder } from './show.js';
+
+export function release(o: ReleaseOptions, io: Io): Promise<number> {
+  return withClient(o, io, async ({ locks }) => {
+    const lock = locks.getLock(o.name);
+    const before = await lock.inspect();
+    const deleted = await lock.forceUnlock();
+    const holders = before.holders.map(showHolder).join(', ');
+    io.stdout(
+      deleted
+        ? `released '${o.name}'${holders ? `, held by ${holders}` : ''}\n`
+        : `'${o.name}' was not locked: nothing to release\n`,
+    );
+    return EXIT_OK;
+  });
+}
