@@ -400,7 +400,8 @@ describe('exec', () => {
     const cli = holdfast(['exec', lockName, '--wait', '0', '--', 'touch', file]);
     const exit = await cli.result();
     expect(exit.code).toBe(EXIT_LOCK_BUSY);
-    expect(cli.stderr).toMatch(new RegExp(`lock '${lockName}' is held by another owner`));
+    // It says who holds it: host and pid from the owner id.
+    expect(cli.stderr).toMatch(new RegExp(`lock '${lockName}' is held by \\S+ pid ${process.pid};`));
     expect(fs.existsSync(file)).toBe(false);
     // Still the other client's.
     expect(await redis.hlen(key(lockName))).toBe(1);
@@ -538,7 +539,7 @@ describe('exec: waiting like flock', () => {
     const clis = [holdfast(['exec', lockName, '-w', '0.3', '--', 'true']), holdfast(['exec', lockName, '--wait', '0m0.3s', '--', 'true'])];
     for (const cli of clis) {
       expect((await cli.result()).code).toBe(EXIT_LOCK_BUSY);
-      expect(cli.stderr).toMatch(new RegExp(`lock '${lockName}' is held by another owner; not taken within 300 ms`));
+      expect(cli.stderr).toMatch(new RegExp(`lock '${lockName}' is held by \\S+ pid ${process.pid}; not taken within 300 ms`));
     }
   });
 

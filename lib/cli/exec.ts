@@ -3,6 +3,7 @@
 import type Redis from 'ioredis';
 import { LockClient, LockLostError, type Held } from '../index.js';
 import { acquireFailureStatus, describeUnavailable } from './acquire-failure.js';
+import { showHolder } from './show.js';
 import type { ExecOptions } from './args.js';
 import { runCommand } from './command.js';
 import { connectAll } from './connect.js';
@@ -81,7 +82,12 @@ async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRoute
     if (error instanceof Interrupted) throw error;
     const status = acquireFailureStatus(error);
     if (status === EXIT_LOCK_BUSY) {
-      log.say(`lock '${o.name}' is held by another owner; ${o.wait === 0 ? 'not taken at once (-n: one attempt)' : `not taken within ${o.wait} ms`}`);
+      // Who holds it, best effort: the answer is only for the message.
+      const holders = await lock.inspect().then(
+        (info) => info.holders.map(showHolder).join(', '),
+        () => '',
+      );
+      log.say(`lock '${o.name}' is held by ${holders || 'another owner'}; ${o.wait === 0 ? 'not taken at once (-n: one attempt)' : `not taken within ${o.wait} ms`}`);
       return o.conflictExitCode;
     }
     log.say(`cannot take '${o.name}': ${describeUnavailable(error)}`);
