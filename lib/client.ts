@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import { checkConnections, clientPort, isCluster, type Connection } from './connection.js';
 import { Engine } from './engine/engine.js';
@@ -61,8 +61,10 @@ function reached<T>(keys: LockKeys, p: Promise<T>): Promise<T> {
  * ```
  */
 export class LockClient extends EventEmitter<ClientEvents> {
+  // 72 random bits in 12 characters: owner ids (host:pid:id:scope) go out with every
+  // lock and unlock call, and each byte is written and parsed on both sides.
   /** Random per client: part of every owner id it writes (`host:pid:clientId:scope`). */
-  readonly id: string = randomUUID();
+  readonly id: string = randomBytes(9).toString('base64url');
   private readonly options: ResolvedOptions;
   private readonly store: Store;
   private readonly engine: Engine;

@@ -1,4 +1,4 @@
-import { Script, ints } from './script.js';
+import { Script } from './script.js';
 import * as sources from './sources.js';
 
 /** What an acquire script (plain or fair) answers. */
@@ -9,8 +9,8 @@ export type AcquireReply =
 
 /** acquire.lua: KEYS lock, fence; ARGV owner, lease, key retention (the fence's TTL). */
 export const acquire = new Script<[owner: string, lease: number, retention: number], AcquireReply>('acquire', sources.acquire, (raw) => {
-  const r = ints(raw);
-  return r[0] === 1 ? { granted: true, token: r[1] } : { granted: false, pttl: r[1], counter: r[2] ?? 0, head: false };
+  const r = raw as number[];
+  return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false };
 });
 
 /** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention. */
@@ -21,8 +21,8 @@ export const fairAcquire = new Script<
   'fair-acquire',
   sources.fairAcquire,
   (raw) => {
-    const r = ints(raw);
-    return r[0] === 1 ? { granted: true, token: r[1] } : { granted: false, pttl: r[1], counter: 0, head: r[2] === 1 };
+    const r = raw as number[];
+    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1 };
   },
 );
 

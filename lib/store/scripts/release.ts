@@ -1,5 +1,5 @@
 import type { PublishVerb } from './acquire.js';
-import { Script, ints } from './script.js';
+import { Script } from './script.js';
 import * as sources from './sources.js';
 
 /** What a release script (plain or fair) answers. */
@@ -10,17 +10,20 @@ export type ReleaseReply =
   | { kind: 'released'; receivers: number }
   | { kind: 'handedOff'; token: number };
 
+const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
+
 const decode = (raw: unknown): ReleaseReply => {
-  const r = ints(raw);
+  // Indexed in place (Redis sends integers): no array copied per call on the hot path.
+  const r = raw as number[];
   switch (r[0]) {
     case 0:
-      return { kind: 'notHeld' };
+      return NOT_HELD;
     case 1:
-      return { kind: 'decremented', count: r[1] };
+      return { kind: 'decremented', count: Number(r[1]) };
     case 3:
-      return { kind: 'handedOff', token: r[1] };
+      return { kind: 'handedOff', token: Number(r[1]) };
     default:
-      return { kind: 'released', receivers: r[1] ?? 0 };
+      return { kind: 'released', receivers: Number(r[1] ?? 0) };
   }
 };
 
