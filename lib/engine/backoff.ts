@@ -15,6 +15,8 @@ export function backoff(failures: number): number {
  * fractional delays), so it re-arms until the deadline has really passed.
  */
 export function atDeadline(deadline: number, fire: () => void): { cancel(): void } {
+  // No deadline (lock(), a wait without waitTime): nothing to arm, nothing to allocate.
+  if (deadline === Infinity) return NO_DEADLINE;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     const left = deadline - performance.now();
@@ -25,7 +27,7 @@ export function atDeadline(deadline: number, fire: () => void): { cancel(): void
     }
     timer = setTimeout(arm, Math.ceil(left));
   };
-  if (deadline < Infinity) arm();
+  arm();
   return {
     cancel: () => {
       if (timer) clearTimeout(timer);
@@ -33,3 +35,5 @@ export function atDeadline(deadline: number, fire: () => void): { cancel(): void
     },
   };
 }
+
+const NO_DEADLINE = { cancel: () => undefined };

@@ -64,9 +64,11 @@ export class Engine implements WaitHost, HoldListener {
    * with the hold, or null when the wait ran out while the lock was held by another
    * owner; rejects with LockUnavailableError when its last attempt failed.
    */
-  async acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
-    this.assertOpen();
-    signal?.throwIfAborted();
+  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+    // Not async: a call that queues at once (a contended lock) returns the wait's own
+    // promise, one layer less per acquisition; the checks reject instead of throwing.
+    if (this.isClosed) return Promise.reject(new LockError('client closed'));
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const start = now();
     const request: AcquireRequest = {
       keys,
@@ -80,26 +82,39 @@ export class Engine implements WaitHost, HoldListener {
     };
     const mine = this.holds.get(keys.key, owner);
     // A reentry never queues: a waiter behind us would wait for our own release.
-    if (mine?.joinable) {
-      const reentered = await this.reenter(request, mine, waitTime === 0);
-      if (reentered !== 'taken') return reentered;
-      if (waitTime === 0) return null;
-      // Someone else holds it now: the hold is lost, and this call waits like a new one.
-    }
+    if (mine?.joinable) return this.reenterOrWait(request, mine, waitTime);
+    return this.attemptOrWait(request, waitTime);
+  }
+
+  private async reenterOrWait(request: AcquireRequest, mine: Hold, waitTime: number | undefined): Promise<Hold | null> {
+    const reentered = await this.reenter(request, mine, waitTime === 0);
+    if (reentered !== 'taken') return reentered;
+    if (waitTime === 0) return null;
+    // Someone else holds it now: the hold is lost, and this call waits like a new one.
+    return this.attemptOrWait(request, waitTime);
+  }
+
+  /** One attempt first (unless it would barge in on waiters), then a wait if it may. */
+  private attemptOrWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
+    const { primitive, keys, owner } = request;
     const queueFirst = primitive.waits === 'local' && waitTime !== 0 && this.local.shouldQueue(keys.key, owner);
+    if (queueFirst || (primitive.waits !== 'local' && waitTime !== 0)) return this.wait(request, undefined);
+    return this.attemptThenWait(request, waitTime);
+  }
+
+  private async attemptThenWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
+    const { keys, signal } = request;
     let lastError: unknown;
-    if (!queueFirst && (primitive.waits === 'local' || waitTime === 0)) {
-      try {
-        const result = await this.attemptOnce(request, 0);
-        if (result.granted) return this.grant(request, result);
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (waitTime === 0) throw unavailable(keys.name, error);
-        lastError = error;
-        this.failed(request, error, 1);
-      }
-      if (waitTime === 0) return null;
+    try {
+      const result = await this.attemptOnce(request, 0);
+      if (result.granted) return this.grant(request, result);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (waitTime === 0) throw unavailable(keys.name, error);
+      lastError = error;
+      this.failed(request, error, 1);
     }
+    if (waitTime === 0) return null;
     return this.wait(request, lastError);
   }
 

@@ -186,8 +186,8 @@ export class LocalWaits {
       // subscription that does not come (Redis unreachable) holds retries up for one
       // command bound at most (the subscriber keeps trying on its own).
       const subscribed = host.store.subscribe(keys.channel, () => {
-        // Someone released: the yield window has served its purpose.
-        this.yields.delete(keys.key);
+        // Someone released: look again. The yield window is not cut short here: the
+        // message may be our own release's, the very one we yield after.
         queue.wake();
       });
       await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));

@@ -24,12 +24,14 @@ export interface ReleaseHost {
  * (a grant run twice that could not be settled) belong to nobody, and adopted they
  * would outlive the caller's last unlock, renewed for good; the last unlock drops them.
  */
-export async function releaseHold(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+export function releaseHold(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+  // Not async: the unlock's own promise is the one of the call below (one layer less
+  // on every unlock); the checks reject instead of throwing.
   if (hold.state === 'lost') {
     if (hold.unwind()) engine.holds.remove(hold);
-    throw hold.lost;
+    return Promise.reject(hold.lost);
   }
-  if (!hold.joinable) throw new LockNotHeldError(hold.keys.name, 'it was already released');
+  if (!hold.joinable) return Promise.reject(new LockNotHeldError(hold.keys.name, 'it was already released'));
   if (hold.count > 1) return dropLevel(engine, hold);
   return releaseLast(engine, local, hold);
 }

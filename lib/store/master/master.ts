@@ -97,10 +97,10 @@ export class MasterStore implements Store {
     return this.releaseCall(k, owner, undefined, timeout, held);
   }
 
-  private async releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
+  private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
     const call = releaseScripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held, this.keyRetention]);
-    return released(await this.once.release(k, held, timeout, next, call), sentAt, next?.lease ?? 0);
+    return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 
   /**
