@@ -44,9 +44,6 @@ export class LockHandle implements Lock {
     return (await this.take(o.leaseTime, o.waitTime, o.signal)) !== null;
   }
 
-  // Async on purpose: the caller's continuation runs a few ticks after the release's
-  // own (hand-off, yield window); resolved at once, a busy loop that re-locks at once
-  // beat the yield to other clients (lock.spec's no-barging case saw 1-2 switches).
   async unlock(): Promise<void> {
     return this.port.release(this.holdToUnlock());
   }
