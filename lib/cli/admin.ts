@@ -5,7 +5,7 @@ import type Redis from 'ioredis';
 import { LockClient } from '../index.js';
 import { describeUnavailable } from './acquire-failure.js';
 import type { ConnectOptions } from './connect-args.js';
-import { connectAll } from './connect.js';
+import { connectAll, enoughReached } from './connect.js';
 import { EXIT_UNAVAILABLE } from './exit-codes.js';
 import { logTo, message, type Io, type Log } from './io.js';
 
@@ -30,13 +30,7 @@ export async function withClient(o: ConnectOptions, io: Io, use: (context: Admin
   let locks: LockClient | undefined;
   try {
     const failures = await connecting.failures;
-    const reachableCount = o.urls.length - failures.length;
-    if (reachableCount < connecting.needed) {
-      for (const f of failures) log.say(f);
-      if (o.urls.length > 1) log.say(`${connecting.needed} of ${o.urls.length} masters are needed; ${reachableCount} reachable`);
-      return EXIT_UNAVAILABLE;
-    }
-    for (const f of failures) log.say(`warning: ${f} (continuing with a majority of masters)`);
+    if (!enoughReached(failures, o.urls.length, connecting.needed, (line) => log.say(line))) return EXIT_UNAVAILABLE;
     locks = new LockClient(o.urls.length > 1 ? connecting.redis : connecting.redis[0], o.prefix === undefined ? {} : { keyPrefix: o.prefix });
     locks.on('error', (error) => log.say(`warning: ${message(error)}`));
     const reachable = connecting.redis.filter((r) => r.status === 'ready');

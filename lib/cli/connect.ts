@@ -79,3 +79,19 @@ export function connectAll(urls: readonly string[], password: string | undefined
   );
   return { redis: attempts.map((a) => a.redis), failures, needed: Math.floor(urls.length / 2) + 1 };
 }
+
+/**
+ * Tells which URLs could not be reached and whether enough could: false (after saying
+ * why) when fewer than a majority answered; true, with a warning per missing master,
+ * when quorum mode goes on with a majority.
+ */
+export function enoughReached(failures: readonly string[], total: number, needed: number, say: (line: string) => void): boolean {
+  const reachable = total - failures.length;
+  if (reachable < needed) {
+    for (const f of failures) say(f);
+    if (total > 1) say(`${needed} of ${total} masters are needed; ${reachable} reachable`);
+    return false;
+  }
+  for (const f of failures) say(`warning: ${f} (continuing with a majority of masters)`);
+  return true;
+}

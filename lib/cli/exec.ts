@@ -6,7 +6,7 @@ import { acquireFailureStatus, describeUnavailable } from './acquire-failure.js'
 import { showHolder } from './show.js';
 import type { ExecOptions } from './args.js';
 import { runCommand } from './command.js';
-import { connectAll } from './connect.js';
+import { connectAll, enoughReached } from './connect.js';
 import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
 import { defaultIo, logTo, message, type Io, type Log } from './io.js';
 import { Interrupted, SignalRouter } from './signals.js';
@@ -29,13 +29,7 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
     connections = connecting.redis;
     const failures = await connecting.failures;
     if (router.interrupted.aborted) throw router.interrupted.reason;
-    const reachable = o.urls.length - failures.length;
-    if (reachable < connecting.needed) {
-      for (const f of failures) log.say(f);
-      if (o.urls.length > 1) log.say(`${connecting.needed} of ${o.urls.length} masters are needed; ${reachable} reachable`);
-      return EXIT_UNAVAILABLE;
-    }
-    for (const f of failures) log.say(`warning: ${f} (continuing with a majority of masters)`);
+    if (!enoughReached(failures, o.urls.length, connecting.needed, (line) => log.say(line))) return EXIT_UNAVAILABLE;
 
     // Quorum mode gets every master, the unreachable ones too: they keep reconnecting
     // and count again once back.
