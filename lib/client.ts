@@ -246,11 +246,11 @@ export class LockClient extends EventEmitter<ClientEvents> {
       assertOpen: () => engine.assertOpen(),
       keysOf: (name) => {
         const key = `${prefix}{${name}}`;
-        return { name, key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next` };
+        return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next` };
       },
       ownerOf: (scope) => owner + scope.id,
       unscopedOwner: () => `${owner}~${(++this.lastUnscoped).toString(36)}`,
-      holdOf: (keys, owner) => engine.holds.get(keys.key, owner),
+      holdOf: (keys, owner) => engine.holds.get(keys.id, owner),
       acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
       release: (hold) => engine.release(hold),
       // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.

@@ -80,7 +80,7 @@ export class Engine implements WaitHost, HoldListener {
       deadline: waitTime === undefined ? Infinity : start + waitTime,
       signal,
     };
-    const mine = this.holds.get(keys.key, owner);
+    const mine = this.holds.get(keys.id, owner);
     // A reentry never queues: a waiter behind us would wait for our own release.
     if (mine?.joinable) return this.reenterOrWait(request, mine, waitTime);
     return this.attemptOrWait(request, waitTime);
@@ -97,7 +97,7 @@ export class Engine implements WaitHost, HoldListener {
   /** One attempt first (unless it would barge in on waiters), then a wait if it may. */
   private attemptOrWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
     const { primitive, keys, owner } = request;
-    const queueFirst = primitive.waits === 'local' && waitTime !== 0 && this.local.shouldQueue(keys.key, owner);
+    const queueFirst = primitive.waits === 'local' && waitTime !== 0 && this.local.shouldQueue(keys.id, owner);
     if (queueFirst || (primitive.waits !== 'local' && waitTime !== 0)) return this.wait(request, undefined);
     return this.attemptThenWait(request, waitTime);
   }
@@ -202,7 +202,7 @@ export class Engine implements WaitHost, HoldListener {
   async forceUnlock(keys: LockKeys): Promise<boolean> {
     this.assertOpen();
     const deleted = await this.store.forceUnlock(keys, this.timeoutFor(this.settings.watchdogTimeout));
-    for (const hold of [...this.holds.of(keys.key)]) hold.lose('deleted');
+    for (const hold of [...this.holds.of(keys.id)]) hold.lose('deleted');
     return deleted;
   }
 
@@ -226,7 +226,7 @@ export class Engine implements WaitHost, HoldListener {
 
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
-    const current = this.holds.get(keys.key, owner);
+    const current = this.holds.get(keys.id, owner);
     if (current?.joinable) {
       current.reenter(granted.validUntil);
       this.watchdog.touched(current);
@@ -248,9 +248,9 @@ export class Engine implements WaitHost, HoldListener {
    */
   giveBack(request: AcquireRequest): void {
     const { keys, owner, primitive } = request;
-    const levels = this.levelsOf(keys.key, owner) + 1;
+    const levels = this.levelsOf(keys.id, owner) + 1;
     primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
-      () => this.local.wake(keys.key),
+      () => this.local.wake(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );
   }
@@ -287,6 +287,6 @@ export class Engine implements WaitHost, HoldListener {
     this.events.holdEnded(hold);
     // A lost hold stays known until its outstanding unlocks have rejected (see unwind).
     if (hold.state !== 'lost') this.holds.remove(hold);
-    this.local.wake(hold.keys.key);
+    this.local.wake(hold.keys.id);
   }
 }

@@ -92,19 +92,20 @@ export class FairWaits {
     } finally {
       signal?.removeEventListener('abort', ring);
       unwatch?.();
-      if (!granted) host.store.fairQueue?.leave(keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.error(e));
+      if (!granted) request.primitive.leave?.(host.store, keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.error(e));
     }
   }
 
   /** One subscription per key to the fair channel, shared by this client's fair waiters. */
   private async watch(keys: LockKeys, owner: string, wake: () => void): Promise<() => void> {
-    let entry = this.watchers.get(keys.key);
+    let entry = this.watchers.get(keys.id);
     if (!entry) {
       const owners = new Map<string, Set<() => void>>();
       const ready = this.host.store.subscribe(keys.fairChannel, (next) => {
-        for (const w of owners.get(next) ?? []) w();
+        if (next === '*') for (const wakes of owners.values()) for (const w of wakes) w();
+        else for (const w of owners.get(next) ?? []) w();
       });
-      this.watchers.set(keys.key, (entry = { owners, ready }));
+      this.watchers.set(keys.id, (entry = { owners, ready }));
     }
     const { owners, ready } = entry;
     let wakes = owners.get(owner);
@@ -115,8 +116,8 @@ export class FairWaits {
     return () => {
       wakes.delete(wake);
       if (wakes.size === 0) owners.delete(owner);
-      if (owners.size === 0 && this.watchers.get(keys.key) === mine) {
-        this.watchers.delete(keys.key);
+      if (owners.size === 0 && this.watchers.get(keys.id) === mine) {
+        this.watchers.delete(keys.id);
         this.host.store.unsubscribe(keys.fairChannel).catch(() => undefined);
       }
     };

@@ -72,8 +72,8 @@ export class LocalWaits {
     const { keys, signal } = request;
     return new Promise<Hold | null>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      let queue = this.queues.get(keys.key);
-      if (!queue) this.queues.set(keys.key, (queue = new WaitQueue(keys)));
+      let queue = this.queues.get(keys.id);
+      if (!queue) this.queues.set(keys.id, (queue = new WaitQueue(keys)));
       const q = queue;
       const onAbort = () => waiter.reject(signal?.reason);
       const finish = () => {
@@ -198,14 +198,14 @@ export class LocalWaits {
           continue;
         }
         const head = queue.next();
-        if (!head || host.heldByOther(keys.key, head.request.owner)) {
+        if (!head || host.heldByOther(keys.id, head.request.owner)) {
           // A hand-off is under way, or a local owner will hand the lock over: the
           // release, a loss or a leaving waiter wakes us.
           await queue.sleep(Infinity);
           continue;
         }
-        if (this.yielding(keys.key)) {
-          await queue.sleep(this.yields.get(keys.key)! - now());
+        if (this.yielding(keys.id)) {
+          await queue.sleep(this.yields.get(keys.id)! - now());
           continue;
         }
         await this.attempt(queue, head);
@@ -215,7 +215,7 @@ export class LocalWaits {
       host.error(error);
     } finally {
       queue.pumping = false;
-      if (this.queues.get(keys.key) === queue) this.queues.delete(keys.key);
+      if (this.queues.get(keys.id) === queue) this.queues.delete(keys.id);
       if (!queue.idle) {
         const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
         for (const waiter of [...queue.waiters]) waiter.reject(reason);
@@ -230,7 +230,7 @@ export class LocalWaits {
     head.claimed = true;
     let result: Granted | Refused;
     try {
-      result = await request.primitive.attempt(this.host.store, request.keys, request.owner, request.lease, this.host.levelsOf(request.keys.key, request.owner), this.host.timeoutFor(request.lease), true);
+      result = await request.primitive.attempt(this.host.store, request.keys, request.owner, request.lease, this.host.levelsOf(request.keys.id, request.owner), this.host.timeoutFor(request.lease), true);
     } catch (error) {
       head.claimed = false;
       if (head.settled) return;

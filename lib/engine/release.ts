@@ -68,18 +68,18 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
   // From here on the watchdog never sends a renewal for this hold.
   hold.beginRelease();
   const handOff = primitive.waits === 'local' ? engine.store.handOff : undefined;
-  const claim: HandOffClaim | undefined = handOff && local.claimHandOff(keys.key);
+  const claim: HandOffClaim | undefined = handOff && local.claimHandOff(keys.id);
   let result: ReleaseResult;
   try {
     result = claim
       ? await handOff!.releaseTo(keys, owner, claim.next, timeout, hold.count)
       : await primitive.release(engine.store, keys, owner, hold.count, timeout);
   } catch (error) {
-    if (claim) local.unclaim(keys.key, claim);
+    if (claim) local.unclaim(keys.id, claim);
     hold.abandon();
     throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });
   }
-  if (claim && result.kind !== 'handedOff') local.unclaim(keys.key, claim);
+  if (claim && result.kind !== 'handedOff') local.unclaim(keys.id, claim);
   switch (result.kind) {
     case 'notHeld': {
       const lost = hold.lose('deleted');
@@ -94,12 +94,12 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
-      local.released(keys.key, result.receivers);
+      local.released(keys.id, result.receivers);
       hold.finishRelease();
       return;
     case 'handedOff':
       hold.finishRelease();
-      if (claim) local.handedOff(keys.key, claim, { granted: true, token: result.token, validUntil: result.validUntil });
+      if (claim) local.handedOff(keys.id, claim, { granted: true, token: result.token, validUntil: result.validUntil });
       return;
   }
 }

@@ -14,5 +14,6 @@ export function fairLock(store: Store, heartbeat: number): Primitive {
     waits: 'fairQueue',
     attempt: (_store, keys, owner, lease, held, timeout, queued) => queue.acquire(keys, owner, lease, heartbeat, queued, timeout, held),
     release: (_store, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held),
+    leave: (_store, keys, owner, timeout) => queue.leave(keys, owner, timeout),
   };
 }

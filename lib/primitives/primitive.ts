@@ -1,7 +1,15 @@
-import type { AcquireResult, LockKeys, ReleaseResult, Store } from '../store/types.js';
+import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
 
-/** How waiters of a primitive wait: in this client's FIFO with hand-off, or in a queue in Redis. */
+/**
+ * How waiters of a primitive wait: in this client's FIFO with hand-off ('local'), or
+ * in a queue in Redis ('fairQueue'): attempt(queued = true) joins or heartbeats it,
+ * leave() leaves it, and a release publishes on keys.fairChannel the owner it wakes
+ * (or '*' to wake every waiter of the key, who then retry in queue order).
+ */
 export type WaitStyle = 'local' | 'fairQueue';
+
+/** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute). */
+export type PrimitiveKind = 'lock' | 'fair' | 'multi' | 'read' | 'write' | 'semaphore';
 
 /**
  * A kind of lock as a strategy over the engine: which scripts take and give back a
@@ -11,10 +19,14 @@ export type WaitStyle = 'local' | 'fairQueue';
  */
 export interface Primitive {
   /** Name in events and metrics. */
-  readonly kind: 'lock' | 'fair' | 'multi';
+  readonly kind: PrimitiveKind;
   readonly waits: WaitStyle;
+  /** The watchdog's renewal of its holds; absent: the lock hash's (renew.lua). */
+  readonly renewal?: RenewScript;
   /** One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the queue). */
   attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean): Promise<AcquireResult>;
   /** Drops one level of owner's, `held` being the levels the client holds before the call. */
   release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
+  /** Waits 'fairQueue' only: a waiter that gives up leaves the queue. */
+  leave?(store: Store, keys: LockKeys, owner: string, timeout: number): Promise<void>;
 }

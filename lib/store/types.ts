@@ -1,4 +1,5 @@
-import type { LockState } from './scripts/maintain.js';
+import type { LockState, RenewReply } from './scripts/maintain.js';
+import type { Script } from './scripts/script.js';
 
 export type { LockState };
 
@@ -6,6 +7,12 @@ export type { LockState };
 export interface LockKeys {
   readonly name: string;
   readonly key: string;
+  /**
+   * The hold's identity in this client (registry, local waits, give-backs): the key
+   * itself for a lock; distinct per role where one key carries several primitives'
+   * holds (the read and the write side of a read-write lock).
+   */
+  readonly id: string;
   readonly fence: string;
   readonly channel: string;
   /** Fair lock only: the queue of waiting owners, their heartbeat deadlines, and the channel naming the next one. */
@@ -24,12 +31,25 @@ export type ReleaseResult =
   | { kind: 'released'; receivers: number }
   | { kind: 'handedOff'; token: number; validUntil: number };
 
+/**
+ * How the watchdog renews a primitive's holds: one script call renews a batch of one
+ * slot. Per item the script gets `keys(item.keys)` (always `arity` keys, in that
+ * order) and ARGV owner, lease; it answers per item as renew.lua does.
+ */
+export interface RenewScript {
+  readonly script: Script<(string | number)[], RenewReply[]>;
+  readonly arity: number;
+  keys(keys: LockKeys): readonly string[];
+}
+
 export interface RenewItem {
   readonly keys: LockKeys;
   readonly owner: string;
   readonly lease: number;
   /** Levels the owner holds (quorum mode puts them back on a master that lost the hold); 1 if absent. */
   readonly levels?: number;
+  /** The primitive's renewal; absent: the lock hash's (renew.lua), the only kind quorum mode puts back. */
+  readonly renewal?: RenewScript;
 }
 
 /** Per item: renewed (with the time the renewal was sent), or why not; an Error is transient. */

@@ -117,7 +117,7 @@ export class Watchdog {
       this.tracked.get(hold)!.inFlight = true;
       timeout = Math.min(timeout, hold.validUntil - now(), this.timeoutFor(hold.lease));
     }
-    const items = due.map((h) => ({ keys: h.keys, owner: h.owner, lease: h.lease, levels: h.count }));
+    const items = due.map((h) => ({ keys: h.keys, owner: h.owner, lease: h.lease, levels: h.count, renewal: h.primitive.renewal }));
     // The batch may not outlive the earliest deadline in it (that deadline is a loss),
     // nor one command bound: a stalled call is reported and retried while time is left.
     this.store.renew(items, Math.max(1, timeout)).then(

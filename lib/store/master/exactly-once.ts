@@ -72,7 +72,7 @@ export class ExactlyOnce {
     } catch (error) {
       if (error instanceof CommandTimeoutError) {
         call.then(
-          (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.key, owner) + 1)),
+          (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.id, owner) + 1)),
           () => undefined,
         );
       } else if (this.epoch !== epoch) {
@@ -110,7 +110,7 @@ export class ExactlyOnce {
   }
 
   private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
-    return this.giveBack(k, next.owner, false, timeout, this.levelsNow(k.key, next.owner) + 1);
+    return this.giveBack(k, next.owner, false, timeout, this.levelsNow(k.id, next.owner) + 1);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
+import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
@@ -18,6 +18,9 @@ import { Subscriber } from './subscriber.js';
 const RENEW_CHUNK = 500;
 
 const now = () => performance.now();
+
+/** The lock hash's renewal (renew.lua), for items of primitives that bring none. */
+const LOCK_RENEWAL: RenewScript = { script: maintain.renew, arity: 1, keys: (k) => [k.key] };
 
 /**
  * One Redis master, or a Cluster (each script touches one slot, so the client library
@@ -39,7 +42,7 @@ export class MasterStore implements Store {
   private readonly sync: ReplicaSync | undefined;
 
   /**
-   * @param levelsNow how many levels the client holds now for owner of the lock at key
+   * @param levelsNow how many levels the client holds now for owner of the hold with registry id `k.id`
    *   (0 for none): a give-back passes these plus one, so its resend takes nothing more.
    * @param keyRetention the TTL (ms) of a name's fencing counter from its last use, which
    *   every script that mints or raises a token sets (tokens follow the server's clock
@@ -117,15 +120,18 @@ export class MasterStore implements Store {
     const sentAt = now();
     const outcomes: RenewOutcome[] = new Array(items.length);
     const calls: Promise<void>[] = [];
-    for (const group of this.groups(items)) {
-      for (let start = 0; start < group.length; start += RENEW_CHUNK) {
-        const chunk = group.slice(start, start + RENEW_CHUNK);
-        const keys = chunk.map((i) => items[i].keys.key);
+    for (const { renewal, indexes } of this.groups(items)) {
+      for (let start = 0; start < indexes.length; start += RENEW_CHUNK) {
+        const chunk = indexes.slice(start, start + RENEW_CHUNK);
+        const keys: string[] = [];
         const args: (string | number)[] = [];
-        for (const i of chunk) args.push(items[i].owner, items[i].lease);
+        for (const i of chunk) {
+          keys.push(...renewal.keys(items[i].keys));
+          args.push(items[i].owner, items[i].lease);
+        }
         calls.push(
           withTimeout(
-            this.sync ? this.sync.renew(maintain.renew, keys, args) : maintain.renew.run(this.connection, keys, args),
+            this.sync ? this.sync.renew(renewal.script, keys, args) : renewal.script.run(this.connection, keys, args),
             timeout + (this.sync?.timeout ?? 0),
             'renewal',
           ).then(
@@ -146,17 +152,21 @@ export class MasterStore implements Store {
     return outcomes;
   }
 
-  /** Indexes of items, grouped so that each group's keys share a cluster slot (one group on a plain master). */
-  private groups(items: readonly RenewItem[]): number[][] {
-    if (!this.cluster) return [items.map((_, i) => i)];
-    const bySlot = new Map<number, number[]>();
+  /**
+   * Indexes of items, grouped by renewal script and, in a Cluster, by slot: each
+   * group's keys share a slot and one script call renews them (one group on a plain
+   * master holding only locks).
+   */
+  private groups(items: readonly RenewItem[]): { renewal: RenewScript; indexes: number[] }[] {
+    const groups = new Map<string, { renewal: RenewScript; indexes: number[] }>();
     items.forEach((item, i) => {
-      const slot = clusterSlot(item.keys.key);
-      const group = bySlot.get(slot);
-      if (group) group.push(i);
-      else bySlot.set(slot, [i]);
+      const renewal = item.renewal ?? LOCK_RENEWAL;
+      const id = this.cluster ? `${renewal.script.sha}:${clusterSlot(item.keys.key)}` : renewal.script.sha;
+      const group = groups.get(id);
+      if (group) group.indexes.push(i);
+      else groups.set(id, { renewal, indexes: [i] });
     });
-    return [...bySlot.values()];
+    return [...groups.values()];
   }
 
   forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {

@@ -190,7 +190,7 @@ export class QuorumStore implements Store {
 
   private undo(master: number, k: LockKeys, owner: string): void {
     const m = this.masters[master];
-    void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.key, owner) + 1);
+    void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.id, owner) + 1);
   }
 
   /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
@@ -226,7 +226,8 @@ export class QuorumStore implements Store {
       const tally = tallyRenewal(perMaster, i, this.quorum);
       if (tally.outcome === 'gone') return { ok: false, reason: 'quorum' };
       if (tally.outcome === 'failed') return { ok: false, error: tally.error };
-      if (tally.lostOn.length > 0 && !this.ended.endedSince(item.keys.key, mark)) for (const j of tally.lostOn) putBack[j].push(item);
+      // Only a lock hash is put back (restore.lua writes one); other primitives refuse quorum mode.
+      if (tally.lostOn.length > 0 && !item.renewal && !this.ended.endedSince(item.keys.key, mark)) for (const j of tally.lostOn) putBack[j].push(item);
       return { ok: true, validUntil: sentAt + item.lease - this.drift(item.lease) };
     });
     this.ended.finish(mark);
