@@ -94,7 +94,6 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
-      local.released(keys.key, result.receivers);
       hold.finishRelease();
       return;
     case 'handedOff':

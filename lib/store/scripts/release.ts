@@ -28,12 +28,13 @@ const decode = (raw: unknown): ReleaseReply => {
 };
 
 /**
- * release.lua: KEYS lock, fence; ARGV owner, channel, publish verb, next owner or '',
- * next lease, '' or own subscriptions (hand off only when no other client waits),
- * levels held before the call, key retention (the fence's TTL when a hand-off mints).
+ * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, channel,
+ * publish verb, next owner or '', next lease, the client's id on the waiting list ('' for
+ * none: every waiter is woken), levels held before the call, key retention (the fence's
+ * TTL when a hand-off mints), turn.
  */
 export const release = new Script<
-  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, unlessOthersWait: number | '', held: number, retention: number],
+  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, waiter: string, held: number, retention: number, turn: number],
   ReleaseReply
 >(
   'release',
@@ -46,6 +47,9 @@ export const fairRelease = new Script<[owner: string, channel: string, publish: 
 
 /** fair-leave.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb. */
 export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb], void>('fair-leave', sources.fairLeave, () => undefined);
+
+/** waiting-leave.lua: KEYS lock, waiting list, its deadlines; ARGV client id, channel, publish verb, turn. */
+export const waitingLeave = new Script<[waiter: string, channel: string, publish: PublishVerb, turn: number], void>('waiting-leave', sources.waitingLeave, () => undefined);
 
 /** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
 export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);
