@@ -1,5 +1,5 @@
 import { LockError } from '../errors/LockError.js';
-import type { Granted, NextOwner, Refused } from '../store/types.js';
+import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { atDeadline, backoff } from './backoff.js';
 import type { Hold } from './hold.js';
@@ -43,6 +43,13 @@ export interface HandOffClaim {
  */
 export class LocalWaits {
   private readonly queues = new Map<string, WaitQueue>();
+  /**
+   * Keys whose last release woke nobody (a waiting client's turn is still to come), until
+   * this client either takes the lock again (acquiring) or, in the next turn of the event
+   * loop, wakes that client: the free lock never idles while it sleeps until its turn.
+   */
+  private readonly unwoken = new Map<string, LockKeys>();
+  private wakeScheduled = false;
   /** Waits made outside every scope, watched for the silent self-deadlock. */
   private readonly stalls: SelfDeadlockWatch;
 
@@ -58,6 +65,27 @@ export class LocalWaits {
   shouldQueue(key: string, owner: string): boolean {
     const queue = this.queues.get(key);
     return (queue !== undefined && !queue.idle) || this.host.heldByOther(key, owner);
+  }
+
+  /** This client goes for the lock at key: a deferred wake-up of another client is not needed. */
+  acquiring(key: string): void {
+    if (this.unwoken.size > 0) this.unwoken.delete(key);
+  }
+
+  /** A release woke nobody: unless this client takes the lock again at once, it wakes the waiting list's head. */
+  deferred(keys: LockKeys): void {
+    const list = this.host.store.waitingList;
+    if (!list) return;
+    this.unwoken.set(keys.key, keys);
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    // After the caller's continuation (a lock() right after unlock() sends its attempt
+    // within the same microtask queue).
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      for (const k of this.unwoken.values()) list.wake(k, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
+      this.unwoken.clear();
+    });
   }
 
   /** Waits for the lock; `lastError` is the failure of an attempt made before queueing. */

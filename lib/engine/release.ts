@@ -94,6 +94,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
+      if (result.deferred) local.deferred(keys);
       hold.finishRelease();
       return;
     case 'handedOff':

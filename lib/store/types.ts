@@ -29,7 +29,8 @@ export type AcquireResult = Granted | Refused;
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  | { kind: 'released'; receivers: number }
+  /** deferred: nobody was woken, a waiting client's turn is still to come (WaitingList.wake). */
+  | { kind: 'released'; receivers: number; deferred?: boolean }
   | { kind: 'handedOff'; token: number; validUntil: number };
 
 export interface RenewItem {
@@ -60,6 +61,8 @@ export interface WaitingList {
   /** A live entry's deadline is moved by each retry; it must retry more often than this (ms). */
   readonly entryLease: number;
   leave(keys: LockKeys, timeout: number): Promise<void>;
+  /** Wakes the list's head if the lock is free (after a deferred release this client does not follow up). */
+  wake(keys: LockKeys, timeout: number): Promise<void>;
 }
 
 /**

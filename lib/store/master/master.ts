@@ -23,7 +23,7 @@ const RENEW_CHUNK = 500;
  * to the free lock (scripts/_waiting.lua): a client that re-locks at once keeps going
  * without a wake-up in another process for that long, and no wait at the head is longer.
  */
-const TURN_MS = 3;
+const TURN_MS = 50;
 
 /** Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters retry 3 times as often. */
 const ENTRY_LEASE = 3_000;
@@ -84,7 +84,8 @@ export class MasterStore implements Store {
       id,
       entryLease: ENTRY_LEASE,
       leave: (k, timeout) =>
-        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish, TURN_MS]), timeout, 'leave the waiters of', k.name),
+        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish, TURN_MS, ENTRY_LEASE]), timeout, 'leave the waiters of', k.name),
+      wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish, ENTRY_LEASE]), timeout, 'wake a waiter of', k.name),
     };
   }
 
@@ -138,7 +139,7 @@ export class MasterStore implements Store {
     const call = releaseScripts.release.run(
       this.connection,
       [k.key, k.fence, k.waiting, k.alive],
-      [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, this.waitingList?.id ?? '', held, this.keyRetention, TURN_MS],
+      [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, this.waitingList?.id ?? '', held, this.keyRetention, TURN_MS, ENTRY_LEASE],
     );
     return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
   }

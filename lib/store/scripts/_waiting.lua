@@ -17,14 +17,16 @@ local function clock()
 end
 
 -- The live head of the list: id, when it joined, and the clock; dead heads are dropped
--- on the way. nil when nobody waits (the clock is then not read).
-local function headOf(waiting, alive)
+-- on the way. nil when nobody waits (the clock is then not read). An entry younger than
+-- its lease `entry` is alive (its deadline was at least that when it joined).
+local function headOf(waiting, alive, entry)
   local now
   while true do
     local h = redis.call('zrange', waiting, 0, 0, 'withscores')
     if not h[1] then return nil, 0, now end
     now = now or clock()
-    if tonumber(redis.call('zscore', alive, h[1]) or '0') > now then return h[1], tonumber(h[2]), now end
+    local since = tonumber(h[2])
+    if now - since < entry or tonumber(redis.call('zscore', alive, h[1]) or '0') > now then return h[1], since, now end
     redis.call('zrem', waiting, h[1])
     redis.call('zrem', alive, h[1])
   end
@@ -33,10 +35,10 @@ end
 -- Takes `me` off the list (it got the lock). When it was the head, a new head that has
 -- not waited `turn` yet is told it heads the list, so it retries when its turn comes
 -- (an older one is named by the next release). `head` is the head before.
-local function served(waiting, alive, me, head, turn, channel, how)
+local function served(waiting, alive, entry, me, head, turn, channel, how)
   if redis.call('zrem', waiting, me) == 0 then return end
   redis.call('zrem', alive, me)
   if head ~= me then return end
-  local nxt, since, now = headOf(waiting, alive)
+  local nxt, since, now = headOf(waiting, alive, entry)
   if nxt and now - since < turn then notify(channel, nxt, how) end
 end

@@ -11,15 +11,15 @@
 -- lagging masters' counters; turnIn -1, or when the caller heads the list the ms until
 -- the free lock is its alone.
 local key, fence, owner, lease, retention = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local waiting, alive, me, turn = KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[7])
+local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7])
 local now
 if redis.call('exists', key) == 0 then
   local head, since
-  if me ~= '' then head, since, now = headOf(waiting, alive) end
+  if me ~= '' then head, since, now = headOf(waiting, alive, entry) end
   if not head or head == me or now - since < turn then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
-    if head then served(waiting, alive, me, head, turn, ARGV[8], ARGV[9]) end
+    if head then served(waiting, alive, entry, me, head, turn, ARGV[8], ARGV[9]) end
     -- Above every token minted for the name, whoever held the lock before (see mint).
     return {1, mint(fence, retention)}
   end
@@ -37,7 +37,6 @@ end
 local turnIn = -1
 if me ~= '' and ARGV[5] == '1' then
   now = now or clock()
-  local entry = tonumber(ARGV[6])
   redis.call('zadd', waiting, 'NX', now, me)
   redis.call('zadd', alive, now + entry, me)
   -- The list outlives its last live entry by at most one entry lease: no leak when

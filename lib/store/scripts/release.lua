@@ -8,9 +8,10 @@
 -- every waiter is woken by 'released'),
 -- ARGV[7] levels the client holds before this release (1 for the last).
 -- ARGV[8] key retention ms (the counter's TTL when a hand-off mints a token).
--- ARGV[9] turn ms.
--- Returns {0} not held, {1, count} still held, {2, receivers} released (receivers of
--- the wake-up message), {3, token} handed off.
+-- ARGV[9] turn ms, ARGV[10] lease of a waiting-list entry ms.
+-- Returns {0} not held, {1, count} still held, {2, receivers, deferred} released
+-- (receivers of the wake-up message; deferred 1 when nobody was woken because the
+-- head's turn has not come: see waiting-wake.lua), {3, token} handed off.
 local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
 local held = tonumber(redis.call('hget', key, owner) or '0')
 if held == 0 then return {0} end
@@ -20,12 +21,12 @@ if held == 0 then return {0} end
 if held < tonumber(ARGV[7]) then return {1, held} end
 local count = redis.call('hincrby', key, owner, -1)
 if count > 0 then return {1, count} end
-local me, turn = ARGV[6], tonumber(ARGV[9])
+local me, turn, entry = ARGV[6], tonumber(ARGV[9]), tonumber(ARGV[10])
 if me == '' then
   redis.call('del', key)
   return {2, notify(ARGV[2], 'released', ARGV[3])}
 end
-local head, since, now = headOf(KEYS[3], KEYS[4])
+local head, since, now = headOf(KEYS[3], KEYS[4], entry)
 -- Another client's turn has come: it goes first, even before our own next waiter.
 local theirs = head and head ~= me and now - since >= turn
 if ARGV[4] ~= '' and not theirs then
@@ -33,10 +34,11 @@ if ARGV[4] ~= '' and not theirs then
   redis.call('hdel', key, owner)
   redis.call('hset', key, ARGV[4], 1)
   redis.call('pexpire', key, tonumber(ARGV[5]))
-  if head then served(KEYS[3], KEYS[4], me, head, turn, ARGV[2], ARGV[3]) end
+  if head then served(KEYS[3], KEYS[4], entry, me, head, turn, ARGV[2], ARGV[3]) end
   return {3, mint(fence, tonumber(ARGV[8]))}
 end
 redis.call('del', key)
--- A head whose turn has not come yet knows it heads the list and retries then.
-if head and (theirs or head == me) then return {2, notify(ARGV[2], head, ARGV[3])} end
-return {2, 0}
+if head and (theirs or head == me) then return {2, notify(ARGV[2], head, ARGV[3]), 0} end
+-- A head whose turn has not come yet knows it heads the list and retries then; the
+-- releasing client wakes it sooner if it does not take the lock again at once.
+return {2, 0, head and 1 or 0}
