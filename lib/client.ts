@@ -246,7 +246,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       assertOpen: () => engine.assertOpen(),
       keysOf: (name) => {
         const key = `${prefix}{${name}}`;
-        return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next` };
+        return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next`, waiting: `${key}:waiting`, alive: `${key}:alive` };
       },
       ownerOf: (scope) => owner + scope.id,
       unscopedOwner: () => `${owner}~${(++this.lastUnscoped).toString(36)}`,

@@ -12,14 +12,34 @@ export const output = path.join(dir, 'sources.ts');
 
 export function render() {
   const all = fs.readdirSync(dir).filter((f) => f.endsWith('.lua')).sort();
-  const preludes = all.filter((f) => f.startsWith('_')).map((f) => ({ fn: f.slice(1, -4), text: fs.readFileSync(path.join(dir, f), 'utf8') }));
+  // A prelude defines one or more local functions; it goes in front of a script that
+  // calls one of them, directly or through another prelude it includes (file order:
+  // a prelude may call only preludes whose names sort before its own).
+  const preludes = all
+    .filter((f) => f.startsWith('_'))
+    .map((f) => {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      const fns = [...text.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]);
+      return { calls: new RegExp(`\\b(${fns.join('|')})\\(`), text };
+    });
   const camel = (f) => f.replace(/\.lua$/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
   const body = all
     .filter((f) => !f.startsWith('_'))
     .map((f) => {
       const text = fs.readFileSync(path.join(dir, f), 'utf8');
-      const used = preludes.filter((p) => new RegExp(`\\b${p.fn}\\(`).test(text)).map((p) => p.text);
-      return `export const ${camel(f)} = ${JSON.stringify(used.join('') + text)};\n`;
+      const used = new Set();
+      for (let grew = true; grew; ) {
+        grew = false;
+        const reach = [text, ...[...used].map((p) => p.text)];
+        for (const p of preludes) {
+          if (!used.has(p) && reach.some((t) => t !== p.text && p.calls.test(t))) {
+            used.add(p);
+            grew = true;
+          }
+        }
+      }
+      const ordered = preludes.filter((p) => used.has(p)).map((p) => p.text);
+      return `export const ${camel(f)} = ${JSON.stringify(ordered.join('') + text)};\n`;
     })
     .join('\n');
   return `// Generated from lib/store/scripts/*.lua by scripts/embed-lua.mjs: edit the .lua files, then npm run build.\n\n${body}`;

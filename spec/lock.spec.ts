@@ -261,12 +261,12 @@ describe('waiting', () => {
     const switches = turns.filter((t, j) => j > 0 && t !== turns[j - 1]).length;
     expect(a + b).toBeGreaterThan(100);
     // Barging starves the other client: with local hand-offs uncapped, 1 switch and 2 of
-    // ~9,000 sections. Capped, idle: 400-500 switches, shares 0.16-0.19 (the yield window
-    // after a release adds to that share, but only as load allows: 0.09 was seen with two
-    // test runs on 2 cores; the bench's procs4 max/min measures it). What a user relies
-    // on is that the other client keeps getting turns.
-    expect(switches).toBeGreaterThanOrEqual(20);
-    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.02);
+    // ~9,000 sections. With the waiting list's turns (a waiting client's turn comes after
+    // at most 50 ms), the clients take turns of about 50 ms each: up to 20 switches in the
+    // second, 18-20 seen, equal shares as load allows. What a user relies on is that the
+    // other client keeps getting turns.
+    expect(switches).toBeGreaterThanOrEqual(8);
+    expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.1);
   });
 
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {

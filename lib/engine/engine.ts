@@ -80,6 +80,7 @@ export class Engine implements WaitHost, HoldListener {
       deadline: waitTime === undefined ? Infinity : start + waitTime,
       signal,
     };
+    if (primitive.waits === 'local') this.local.acquiring(keys.id);
     const mine = this.holds.get(keys.id, owner);
     // A reentry never queues: a waiter behind us would wait for our own release.
     if (mine?.joinable) return this.reenterOrWait(request, mine, waitTime);

@@ -1,5 +1,5 @@
 import { LockError } from '../errors/LockError.js';
-import type { Granted, NextOwner, Refused } from '../store/types.js';
+import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { atDeadline, backoff } from './backoff.js';
 import type { Hold } from './hold.js';
@@ -18,13 +18,6 @@ function within(p: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /**
- * Local hand-offs in a row after which a release checks for waiters in other clients
- * and, if there are any, publishes instead: one process with many waiters may not keep
- * the lock to itself.
- */
-const LOCAL_CHAIN = 4;
-
-/**
  * How long a key's subscription outlives its last local waiter: a busy lock's next
  * waiter usually comes within it, and re-subscribing costs two round trips a wait.
  */
@@ -41,16 +34,22 @@ export interface HandOffClaim {
  * is subscribed to the lock's channel and retries for the head on a release message,
  * when the holder's TTL runs out, or after a backoff when an attempt failed. Releases
  * by local owners hand the lock to the head directly (see claimHandOff).
+ *
+ * Between clients, where the store keeps a waiting list (one master or a Cluster), the
+ * pump's refused attempts put this client on the lock's list and a release wakes only
+ * the client whose turn it is (the message names it): no herd of retries, and turns in
+ * order (scripts/_waiting.lua). Without a list (quorum mode) every release wakes every
+ * waiting client.
  */
 export class LocalWaits {
   private readonly queues = new Map<string, WaitQueue>();
-  /** Consecutive local hand-offs per key (see LOCAL_CHAIN). */
-  private readonly chains = new Map<string, number>();
   /**
-   * Per key: until when this client stays out of the way after a release that other
-   * clients were waiting for, so that their retry wins over our own re-grab (no barging).
+   * Keys whose last release woke nobody (a waiting client's turn is still to come), until
+   * this client either takes the lock again (acquiring) or, in the next turn of the event
+   * loop, wakes that client: the free lock never idles while it sleeps until its turn.
    */
-  private readonly yields = new Map<string, number>();
+  private readonly unwoken = new Map<string, LockKeys>();
+  private wakeScheduled = false;
   /** Waits made outside every scope, watched for the silent self-deadlock. */
   private readonly stalls: SelfDeadlockWatch;
 
@@ -59,12 +58,34 @@ export class LocalWaits {
   }
 
   /**
-   * No barging: with local waiters queued, the lock held by another local owner, or
-   * inside the yield window, a caller that may wait joins the queue without an attempt.
+   * No barging within the client: with local waiters queued or the lock held by another
+   * local owner, a caller that may wait joins the queue without an attempt. (Between
+   * clients the waiting list's turns decide, in Redis.)
    */
   shouldQueue(key: string, owner: string): boolean {
     const queue = this.queues.get(key);
-    return (queue !== undefined && !queue.idle) || this.host.heldByOther(key, owner) || this.yielding(key);
+    return (queue !== undefined && !queue.idle) || this.host.heldByOther(key, owner);
+  }
+
+  /** This client goes for the lock at key: a deferred wake-up of another client is not needed. */
+  acquiring(key: string): void {
+    if (this.unwoken.size > 0) this.unwoken.delete(key);
+  }
+
+  /** A release woke nobody: unless this client takes the lock again at once, it wakes the waiting list's head. */
+  deferred(keys: LockKeys): void {
+    const list = this.host.store.waitingList;
+    if (!list) return;
+    this.unwoken.set(keys.id, keys);
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    // After the caller's continuation (a lock() right after unlock() sends its attempt
+    // within the same microtask queue).
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      for (const k of this.unwoken.values()) list.wake(k, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
+      this.unwoken.clear();
+    });
   }
 
   /** Waits for the lock; `lastError` is the failure of an attempt made before queueing. */
@@ -117,23 +138,23 @@ export class LocalWaits {
 
   /**
    * Before a last release by a local owner: the head waiter to hand the lock to in the
-   * same call, if any, marked claimed until handedOff() or unclaim(). After LOCAL_CHAIN
-   * local hand-offs in a row the script hands off only when no other client waits.
+   * same call, if any, marked claimed until handedOff() or unclaim(). The script hands
+   * off only while no other client's turn has come (scripts/_waiting.lua).
    */
   claimHandOff(key: string): HandOffClaim | undefined {
-    const queue = this.queues.get(key);
-    const waiter = queue?.next();
-    if (!queue || !waiter) return undefined;
+    const waiter = this.queues.get(key)?.next();
+    if (!waiter) return undefined;
     waiter.claimed = true;
-    const own = queue.pumping ? 1 : 0;
     const { owner, lease } = waiter.request;
-    return { waiter, next: { owner, lease, unlessOthersWait: (this.chains.get(key) ?? 0) >= LOCAL_CHAIN ? own : undefined } };
+    return { waiter, next: { owner, lease } };
   }
 
   /** The release handed the lock over: the waiter gets its hold (or gives it back if it left). */
   handedOff(key: string, claim: HandOffClaim, result: Granted): void {
     const { waiter } = claim;
-    this.chains.set(key, (this.chains.get(key) ?? 0) + 1);
+    // The script took this client off the waiting list: it is served.
+    const queue = this.queues.get(key);
+    if (queue) queue.listed = false;
     waiter.claimed = false;
     if (waiter.settled) this.host.giveBack(waiter.request);
     else waiter.resolve(this.host.grant(waiter.request, result));
@@ -143,13 +164,6 @@ export class LocalWaits {
   unclaim(key: string, claim: HandOffClaim): void {
     claim.waiter.claimed = false;
     this.queues.get(key)?.wake();
-  }
-
-  /** A last release deleted the key: other clients woken by it get a head start. */
-  released(key: string, receivers: number): void {
-    this.chains.delete(key);
-    const own = this.queues.get(key)?.pumping ? 1 : 0;
-    if (receivers > own) this.yields.set(key, now() + Math.min(10, Math.max(1, this.host.store.rtt * 3)));
   }
 
   /** Something changed for key (a release, a loss, a give-back): the pump looks again. */
@@ -166,15 +180,6 @@ export class LocalWaits {
     }
   }
 
-  /** Inside the window after a release that other clients were waiting for. */
-  private yielding(key: string): boolean {
-    const until = this.yields.get(key);
-    if (until === undefined) return false;
-    if (until > now()) return true;
-    this.yields.delete(key);
-    return false;
-  }
-
   /** Waits for the lock on behalf of the queue's head until the queue is empty. */
   private async pump(queue: WaitQueue): Promise<void> {
     const { keys } = queue;
@@ -185,14 +190,15 @@ export class LocalWaits {
       // Subscribe before the retry, so a release between the two is not missed; but a
       // subscription that does not come (Redis unreachable) holds retries up for one
       // command bound at most (the subscriber keeps trying on its own).
-      const subscribed = host.store.subscribe(keys.channel, () => {
-        // Someone released: look again. The yield window is not cut short here: the
-        // message may be our own release's, the very one we yield after.
-        queue.wake();
+      const me = host.store.waitingList?.id;
+      const subscribed = host.store.subscribe(keys.channel, (message) => {
+        // Someone released to every waiter, or names this client: look again.
+        if (message === 'released' || message === me) queue.wake();
       });
       await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
       while (!host.closed) {
         if (queue.idle) {
+          this.leaveList(queue);
           await queue.sleep(LINGER);
           if (queue.idle) break;
           continue;
@@ -204,10 +210,6 @@ export class LocalWaits {
           await queue.sleep(Infinity);
           continue;
         }
-        if (this.yielding(keys.id)) {
-          await queue.sleep(this.yields.get(keys.id)! - now());
-          continue;
-        }
         await this.attempt(queue, head);
       }
     } catch (error) {
@@ -215,6 +217,7 @@ export class LocalWaits {
       host.error(error);
     } finally {
       queue.pumping = false;
+      this.leaveList(queue);
       if (this.queues.get(keys.id) === queue) this.queues.delete(keys.id);
       if (!queue.idle) {
         const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
@@ -241,6 +244,9 @@ export class LocalWaits {
       return;
     }
     head.claimed = false;
+    const list = this.host.store.waitingList;
+    // A grant took this client off the list; a refusal put it on (or kept its place).
+    queue.listed = list !== undefined && !result.granted;
     if (result.granted) {
       if (head.settled) this.host.giveBack(request);
       else head.resolve(this.host.grant(request, result));
@@ -249,8 +255,28 @@ export class LocalWaits {
     if (head.settled) return;
     head.failures = 0;
     head.lastError = undefined;
-    // pttl -1: held without expiry, only a release message wakes us; -2: just freed.
-    const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
-    await queue.sleep(Math.min(ttl, request.deadline - now()));
+    await queue.sleep(Math.min(retryIn(result, list?.entryLease), request.deadline - now()));
   }
+
+  /** Takes this client off the key's waiting list (none of its waiters waits any longer). */
+  private leaveList(queue: WaitQueue): void {
+    const list = this.host.store.waitingList;
+    if (!queue.listed || !list) return;
+    queue.listed = false;
+    // Closing, the connection may be gone first: the entry then expires with its lease.
+    list.leave(queue.keys, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
+  }
+}
+
+/**
+ * How long a refused waiter sleeps before it tries again unless a message wakes it.
+ * pttl -1: held without expiry; -2: just freed, or (with a waiting list) free but another
+ * client's turn. On a waiting list: the head retries when its turn comes; every entry
+ * retries within a third of its lease (which keeps it alive), and a release names the
+ * client whose turn it is.
+ */
+function retryIn(result: Refused, entryLease: number | undefined): number {
+  if (entryLease === undefined) return result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+  const ttl = result.pttl < 0 ? Infinity : result.pttl;
+  return Math.min(ttl, result.head ? (result.turnIn ?? 0) : Infinity, entryLease / 3);
 }

@@ -94,7 +94,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
-      local.released(keys.id, result.receivers);
+      if (result.deferred) local.deferred(keys);
       hold.finishRelease();
       return;
     case 'handedOff':

@@ -54,6 +54,8 @@ export class Bell {
 export class WaitQueue extends Bell {
   readonly waiters: Waiter[] = [];
   pumping = false;
+  /** This client is on the lock's waiting list in Redis (see LocalWaits). */
+  listed = false;
 
   constructor(readonly keys: LockKeys) {
     super();

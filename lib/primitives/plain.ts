@@ -4,6 +4,6 @@ import type { Primitive } from './primitive.js';
 export const plainLock: Primitive = {
   kind: 'lock',
   waits: 'local',
-  attempt: (store, keys, owner, lease, held, timeout) => store.acquire(keys, owner, lease, timeout, held),
+  attempt: (store, keys, owner, lease, held, timeout, queued) => store.acquire(keys, owner, lease, timeout, held, queued),
   release: (store, keys, owner, held, timeout) => store.release(keys, owner, timeout, held),
 };

@@ -19,16 +19,25 @@ export interface LockKeys {
   readonly queue: string;
   readonly deadlines: string;
   readonly fairChannel: string;
+  /** Plain lock: the clients waiting for it, in order, and their deadlines (see scripts/_waiting.lua). */
+  readonly waiting: string;
+  readonly alive: string;
 }
 
 export type Granted = { granted: true; token: number; validUntil: number };
-export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean };
+/**
+ * pttl -2: free, or (with a waiting list) free but another client's turn. head: the
+ * caller heads the fair queue or the waiting list; turnIn: ms until the free lock is
+ * the waiting list's head's alone (when head).
+ */
+export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean; turnIn?: number };
 export type AcquireResult = Granted | Refused;
 
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  | { kind: 'released'; receivers: number }
+  /** deferred: nobody was woken, a waiting client's turn is still to come (WaitingList.wake). */
+  | { kind: 'released'; receivers: number; deferred?: boolean }
   | { kind: 'handedOff'; token: number; validUntil: number };
 
 /**
@@ -58,11 +67,22 @@ export type RenewOutcome = { ok: true; validUntil: number } | { ok: false; reaso
 export interface NextOwner {
   readonly owner: string;
   readonly lease: number;
-  /**
-   * When set, the hand-off only happens if no other client waits: the value is how
-   * many subscriptions to the lock's channel are this client's own.
-   */
-  readonly unlessOthersWait?: number;
+}
+
+/**
+ * Capability: a list in Redis of the clients waiting for a plain lock, so that a release
+ * wakes one client and turns pass between clients in order (scripts/_waiting.lua).
+ * A client joins with an attempt made with `queued`, and leaves when it takes the lock
+ * or, through leave(), when none of its waiters waits any longer.
+ */
+export interface WaitingList {
+  /** This client's id on the list; release messages name it. */
+  readonly id: string;
+  /** A live entry's deadline is moved by each retry; it must retry more often than this (ms). */
+  readonly entryLease: number;
+  leave(keys: LockKeys, timeout: number): Promise<void>;
+  /** Wakes the list's head if the lock is free (after a deferred release this client does not follow up). */
+  wake(keys: LockKeys, timeout: number): Promise<void>;
 }
 
 /**
@@ -96,7 +116,9 @@ export interface Store {
   readonly rtt: number;
   readonly handOff?: HandOff;
   readonly fairQueue?: FairQueue;
-  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult>;
+  readonly waitingList?: WaitingList;
+  /** `queued`: the caller waits, so it joins the waiting list when refused (if the store has one). */
+  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number, queued?: boolean): Promise<AcquireResult>;
   release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;

@@ -45,8 +45,11 @@ export interface ContendedRun {
   waits: number[];
 }
 
-/** `workers` loops on one name: lock, setImmediate, unlock, think; for durationMs. */
-export async function contendedLoops(runner: Runner, name: string, workers: number, durationMs: number, thinkMs: number, graceMs: number): Promise<ContendedRun> {
+/**
+ * `workers` loops on one name: lock, setImmediate, unlock, think; for durationMs. Worker
+ * i uses runners[i % runners.length]: one shared client, or one client each.
+ */
+export async function contendedLoops(runners: Runner[], name: string, workers: number, durationMs: number, thinkMs: number, graceMs: number): Promise<ContendedRun> {
   const deadline = performance.now() + durationMs;
   const perWorker = new Array<number>(workers).fill(0);
   const waitingSince = new Array<number>(workers).fill(NaN);
@@ -58,7 +61,7 @@ export async function contendedLoops(runner: Runner, name: string, workers: numb
   let errors = 0;
   let csAll = 0;
   const loops = perWorker.map(async (_, i) => {
-    const w = runner.worker(name);
+    const w = runners[i % runners.length].worker(name);
     for (let n = 0; n < MAX_OPS_PER_LOOP && performance.now() < deadline; n++) {
       const t0 = performance.now();
       waitingSince[i] = t0;

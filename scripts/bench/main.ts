@@ -5,23 +5,24 @@
  *
  *   npm run bench                      # default: ~5 min on 2 cores
  *   npm run bench -- --quick           # smoke run, < 1 min
- *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..6)
+ *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..7)
  *   npm run bench -- --baseline main   # also holdfast at git ref `main`, next to the working tree
  *   options: --rounds N; --impl holdfast[,redlock...] (only these, and the floor);
  *            --svg (write docs/bench.svg also for --quick / --only / --impl / --baseline runs)
  *   profile: npx tsx --cpu-prof --cpu-prof-dir=bench-results/profiles scripts/bench/main.ts --only 1 --impl holdfast
  *            (child processes inherit the flag and write their own profiles)
  *
- * holdfast runs from source (lib/, via tsx). Children (scenarios 3, 4, 6) are forks of
+ * holdfast runs from source (lib/, via tsx). Children (scenarios 3, 4, 5, 7) are forks of
  * child.ts with the same loader; each round of 3 and 4 gets fresh processes.
  *
  * Scenarios (implementations alternate within each round: A B C D E, A B C D E, ...):
  *   1 uncontended  sequential lock+unlock on one key
  *   2 parallel64   64 concurrent loops, each on its own key
- *   3 workers16    16 workers on one key in one process, ~0 ms critical section
- *   4 procs4       4 processes on one key, 0 ms and 2 ms think time
- *   5 quorum       uncontended cycle on 3 independent masters
- *   6 watchdog     10 000 held locks under the watchdog; heap per lock, heap growth
+ *   3 workers16    16 workers on one key in one process (one client), ~0 ms critical section
+ *   4 clients16    16 workers on one key in one process, each with its own client
+ *   5 procs4       4 processes on one key, 0 ms and 2 ms think time
+ *   6 quorum       uncontended cycle on 3 independent masters
+ *   7 watchdog     10 000 held locks under the watchdog; heap per lock, heap growth
  *
  * --baseline <git-ref> checks that ref out into a temporary git worktree (baseline.ts)
  * and adds holdfast@<ref> (and its fair lock) right after each holdfast implementation,
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
     if (only.has('uncontended')) results.set('uncontended', await uncontended(env));
     if (only.has('parallel64')) results.set('parallel64', await parallel64(env));
     if (only.has('workers16')) results.set('workers16', await workers16(env));
+    if (only.has('clients16')) results.set('clients16', await workers16(env, true));
     if (only.has('procs4')) {
       for (const think of [0, 2]) {
         const r = await procs4(env, think);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
@@ -6,7 +7,7 @@ import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store } from '../types.js';
+import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store, WaitingList } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
@@ -17,10 +18,22 @@ import { Subscriber } from './subscriber.js';
 /** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
 const RENEW_CHUNK = 500;
 
+/**
+ * How long the head of a lock's waiting list may be passed over by whoever comes first
+ * to the free lock (scripts/_waiting.lua): a client that re-locks at once keeps going
+ * without a wake-up in another process for that long, and no wait at the head is longer.
+ */
+const TURN_MS = 50;
+
+/** Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters retry 3 times as often. */
+const ENTRY_LEASE = 3_000;
+
 const now = () => performance.now();
 
 /** The lock hash's renewal (renew.lua), for items of primitives that bring none. */
 const LOCK_RENEWAL: RenewScript = { script: maintain.renew, arity: 1, keys: (k) => [k.key] };
+/** A client id on waiting lists: 72 random bits, never the word 'released'. */
+const waiterId = () => randomBytes(9).toString('base64url');
 
 /**
  * One Redis master, or a Cluster (each script touches one slot, so the client library
@@ -32,6 +45,8 @@ export class MasterStore implements Store {
   /** Absent with syncReplicas: a hand-off is a grant no WAIT follows, so waiters take the lock themselves. */
   readonly handOff: HandOff | undefined;
   readonly fairQueue: FairQueue;
+  /** Absent in quorum mode (see watchRestarts): no single place to keep the list, every waiter is woken. */
+  waitingList: WaitingList | undefined;
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
   readonly once: ExactlyOnce;
@@ -66,6 +81,14 @@ export class MasterStore implements Store {
       leave: (k, owner, timeout) =>
         withTimeout(releaseScripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name),
     };
+    const id = waiterId();
+    this.waitingList = {
+      id,
+      entryLease: ENTRY_LEASE,
+      leave: (k, timeout) =>
+        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish, TURN_MS, ENTRY_LEASE]), timeout, 'leave the waiters of', k.name),
+      wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish, ENTRY_LEASE]), timeout, 'wake a waiter of', k.name),
+    };
   }
 
   /** Epoch of the connection (see ExactlyOnce): quorum mode does not count a grant that crossed a reconnect. */
@@ -83,13 +106,26 @@ export class MasterStore implements Store {
 
   /** Quorum mode: after a restart this master sits out votes for `sitOut` ms (see RestartWatch). */
   watchRestarts(sitOut: number): void {
+    // One of several masters: a waiting list on each would name different heads, so
+    // releases wake every waiter ('released') and acquisitions ignore the lists.
+    this.waitingList = undefined;
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
+  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
     const sentAt = now();
-    const keys = [k.key, k.fence];
-    const args: [string, number, number] = [owner, lease, this.keyRetention];
+    const keys = [k.key, k.fence, k.waiting, k.alive];
+    const args: [string, number, number, string, '1' | '0', number, number, string, PublishVerb] = [
+      owner,
+      lease,
+      this.keyRetention,
+      this.waitingList?.id ?? '',
+      queued ? '1' : '0',
+      ENTRY_LEASE,
+      TURN_MS,
+      k.channel,
+      this.publish,
+    ];
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
     const reply = await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call);
     this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
@@ -102,7 +138,11 @@ export class MasterStore implements Store {
 
   private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
-    const call = releaseScripts.release.run(this.connection, [k.key, k.fence], [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, next?.unlessOthersWait ?? '', held, this.keyRetention]);
+    const call = releaseScripts.release.run(
+      this.connection,
+      [k.key, k.fence, k.waiting, k.alive],
+      [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, this.waitingList?.id ?? '', held, this.keyRetention, TURN_MS, ENTRY_LEASE],
+    );
     return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 
@@ -227,7 +267,7 @@ export class MasterStore implements Store {
 
 /** A grant's client-side deadline: the lease from the send, less the safety margin. */
 function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head };
+  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, turnIn: reply.turnIn };
   return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
 }
 

@@ -1,16 +1,29 @@
--- Take the lock for ARGV[1] when the key is free, or reenter when ARGV[1] already
--- holds it. KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter.
--- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] key retention ms (the counter's TTL).
--- Returns {1, token} when held, {0, pttl, counter} when someone else
--- holds it (the counter lets quorum mode raise lagging masters' counters).
+-- Take the lock for ARGV[1] when the key is free and no other client's turn has come
+-- (see _waiting.lua), or reenter when ARGV[1] already holds it.
+-- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, KEYS[3] waiting
+-- clients, KEYS[4] their deadlines.
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] key retention ms (the counter's TTL),
+-- ARGV[4] the caller's client id on the waiting list, '' for no list (quorum mode),
+-- ARGV[5] '1' to join the list when refused (the caller waits), ARGV[6] lease of a list
+-- entry ms, ARGV[7] turn ms, ARGV[8] channel, ARGV[9] 'publish' or 'spublish'.
+-- Returns {1, token} when held, {0, pttl, counter, turnIn} otherwise: pttl -2 when the
+-- key is free but another client's turn has come; the counter lets quorum mode raise
+-- lagging masters' counters; turnIn -1, or when the caller heads the list the ms until
+-- the free lock is its alone.
 local key, fence, owner, lease, retention = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7])
+local now
 if redis.call('exists', key) == 0 then
-  redis.call('hset', key, owner, 1)
-  redis.call('pexpire', key, lease)
-  -- Above every token minted for the name, whoever held the lock before (see mint).
-  return {1, mint(fence, retention)}
-end
-if redis.call('hexists', key, owner) == 1 then
+  local head, since
+  if me ~= '' then head, since, now = headOf(waiting, alive, entry) end
+  if not head or head == me or now - since < turn then
+    redis.call('hset', key, owner, 1)
+    redis.call('pexpire', key, lease)
+    if head then served(waiting, alive, entry, me, head, turn, ARGV[8], ARGV[9]) end
+    -- Above every token minted for the name, whoever held the lock before (see mint).
+    return {1, mint(fence, retention)}
+  end
+elseif redis.call('hexists', key, owner) == 1 then
   redis.call('hincrby', key, owner, 1)
   -- A reentry may extend the lease but never shortens what the outer hold was given.
   if redis.call('pttl', key) < lease then redis.call('pexpire', key, lease) end
@@ -21,4 +34,16 @@ if redis.call('hexists', key, owner) == 1 then
   redis.call('pexpire', fence, retention)
   return {1, tonumber(redis.call('get', fence) or '0')}
 end
-return {0, redis.call('pttl', key), tonumber(redis.call('get', fence) or '0')}
+local turnIn = -1
+if me ~= '' and ARGV[5] == '1' then
+  now = now or clock()
+  redis.call('zadd', waiting, 'NX', now, me)
+  redis.call('zadd', alive, now + entry, me)
+  -- The list outlives its last live entry by at most one entry lease: no leak when
+  -- every waiter dies.
+  redis.call('pexpire', waiting, entry * 2)
+  redis.call('pexpire', alive, entry * 2)
+  local h = redis.call('zrange', waiting, 0, 0, 'withscores')
+  if h[1] == me then turnIn = math.max(0, math.ceil(tonumber(h[2]) + turn - now)) end
+end
+return {0, redis.call('pttl', key), tonumber(redis.call('get', fence) or '0'), turnIn}

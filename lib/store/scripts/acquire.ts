@@ -4,13 +4,26 @@ import * as sources from './sources.js';
 /** What an acquire script (plain or fair) answers. */
 export type AcquireReply =
   | { granted: true; token: number }
-  /** counter: the fencing counter (plain); head: the caller heads the queue (fair). */
-  | { granted: false; pttl: number; counter: number; head: boolean };
+  /**
+   * counter: the fencing counter (plain); head: the caller heads the queue (fair) or the
+   * waiting list (plain); turnIn: ms until the free lock is the head's alone (plain, -1
+   * when the caller is not the head).
+   */
+  | { granted: false; pttl: number; counter: number; head: boolean; turnIn: number };
 
-/** acquire.lua: KEYS lock, fence; ARGV owner, lease, key retention (the fence's TTL). */
-export const acquire = new Script<[owner: string, lease: number, retention: number], AcquireReply>('acquire', sources.acquire, (raw) => {
+/**
+ * acquire.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, lease, key
+ * retention (the fence's TTL), client id on the waiting list ('' none), join when
+ * refused, list entry lease, turn, channel, publish verb.
+ */
+export const acquire = new Script<
+  [owner: string, lease: number, retention: number, waiter: string, join: '1' | '0', entryLease: number, turn: number, channel: string, publish: PublishVerb],
+  AcquireReply
+>('acquire', sources.acquire, (raw) => {
   const r = raw as number[];
-  return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false };
+  if (r[0] === 1) return { granted: true, token: Number(r[1]) };
+  const turnIn = Number(r[3] ?? -1);
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: turnIn >= 0, turnIn };
 });
 
 /** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention. */
@@ -22,7 +35,7 @@ export const fairAcquire = new Script<
   sources.fairAcquire,
   (raw) => {
     const r = raw as number[];
-    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1 };
+    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1, turnIn: -1 };
   },
 );
 

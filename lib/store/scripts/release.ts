@@ -6,8 +6,11 @@ import * as sources from './sources.js';
 export type ReleaseReply =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /** receivers: of the wake-up message (plain); waiters left in the queue (fair). */
-  | { kind: 'released'; receivers: number }
+  /**
+   * receivers: of the wake-up message (plain); waiters left in the queue (fair).
+   * deferred: nobody was woken, a waiting client's turn is still to come (plain).
+   */
+  | { kind: 'released'; receivers: number; deferred?: boolean }
   | { kind: 'handedOff'; token: number };
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
@@ -23,17 +26,18 @@ const decode = (raw: unknown): ReleaseReply => {
     case 3:
       return { kind: 'handedOff', token: Number(r[1]) };
     default:
-      return { kind: 'released', receivers: Number(r[1] ?? 0) };
+      return { kind: 'released', receivers: Number(r[1] ?? 0), deferred: r[2] === 1 };
   }
 };
 
 /**
- * release.lua: KEYS lock, fence; ARGV owner, channel, publish verb, next owner or '',
- * next lease, '' or own subscriptions (hand off only when no other client waits),
- * levels held before the call, key retention (the fence's TTL when a hand-off mints).
+ * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, channel,
+ * publish verb, next owner or '', next lease, the client's id on the waiting list ('' for
+ * none: every waiter is woken), levels held before the call, key retention (the fence's
+ * TTL when a hand-off mints), turn, list entry lease.
  */
 export const release = new Script<
-  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, unlessOthersWait: number | '', held: number, retention: number],
+  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, waiter: string, held: number, retention: number, turn: number, entryLease: number],
   ReleaseReply
 >(
   'release',
@@ -46,6 +50,12 @@ export const fairRelease = new Script<[owner: string, channel: string, publish: 
 
 /** fair-leave.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb. */
 export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb], void>('fair-leave', sources.fairLeave, () => undefined);
+
+/** waiting-leave.lua: KEYS lock, waiting list, its deadlines; ARGV client id, channel, publish verb, turn, entry lease. */
+export const waitingLeave = new Script<[waiter: string, channel: string, publish: PublishVerb, turn: number, entryLease: number], void>('waiting-leave', sources.waitingLeave, () => undefined);
+
+/** waiting-wake.lua: KEYS lock, waiting list, its deadlines; ARGV channel, publish verb, entry lease. */
+export const waitingWake = new Script<[channel: string, publish: PublishVerb, entryLease: number], void>('waiting-wake', sources.waitingWake, () => undefined);
 
 /** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
 export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);

@@ -49,8 +49,11 @@ export async function openRaw(ports: number[]): Promise<Runner> {
       const fence = `${key}:fence`;
       const channel = `${key}:ch`;
       const owner = `raw-${process.pid}-${++ownerSeq}`;
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE, RETENTION) as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 2, key, fence, owner, channel, 'publish', '', 0, '', 1, RETENTION) as Promise<number[]>;
+      const waiting = `${key}:waiting`;
+      const alive = `${key}:alive`;
+      // No waiting list (client id ''): the floor polls, like quorum mode's waiters.
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', '0', 3_000, 0, channel, 'publish') as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, channel, 'publish', '', 0, '', 1, RETENTION, 0, 3_000) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];
         return {

@@ -51,7 +51,7 @@ export function markdownReport(r: ReportInput): string {
   }
   if (r.watchdog.length > 0) {
     const who = r.watchdog.length === 1 ? 'holdfast only' : r.watchdog.map((w) => w.impl).join(' vs ');
-    lines.push('', `## 6. Watchdog: held locks, renewal ticks, heap (${who})`, '', watchdogTable(r.watchdog));
+    lines.push('', `## 7. Watchdog: held locks, renewal ticks, heap (${who})`, '', watchdogTable(r.watchdog));
   }
   const comparison = meta.baseline ? baselineTable(r.results, r.impls) : undefined;
   if (comparison) lines.push('', `## Working tree vs holdfast@${meta.baseline!.ref}`, '', comparison);

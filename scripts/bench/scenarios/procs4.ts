@@ -83,7 +83,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
   children.forEach((c) => c.kill());
   return {
     id,
-    title: `4. 4 processes on one key, ${thinkMs} ms think time`,
+    title: `5. 4 processes on one key, ${thinkMs} ms think time`,
     kind: 'contended',
     latency: 'wait',
     floor: 'raw',

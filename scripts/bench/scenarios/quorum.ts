@@ -6,7 +6,7 @@ import { cycleScenario } from './cycle';
 export function quorum(env: Env): Promise<ScenarioResult> {
   return cycleScenario(env, {
     id: 'quorum',
-    title: '5. Quorum over 3 masters: uncontended lock+unlock, one key',
+    title: '6. Quorum over 3 masters: uncontended lock+unlock, one key',
     impls: env.quorumImpls,
     ports: env.masters.map((m) => m.port),
     admins: env.masterAdmins,

@@ -1,6 +1,8 @@
 /**
- * Scenario 3: 16 workers on one key in one process, ~0 ms critical section, measured
- * in a child (workers16-child.ts). Each round runs in a fresh child process
+ * Scenarios 3 and 4: 16 workers on one key in one process, ~0 ms critical section,
+ * sharing one client (workers16) or each with its own client and connection
+ * (clients16: contention between clients, as between processes, without the
+ * processes), measured in a child (workers16-child.ts). Each round runs in a fresh child process
  * (implementations in turn, as everywhere): a peer that leaves timers behind
  * (node-redisson's wait timeouts fire up to a lease later) cannot disturb the next
  * round's measurements.
@@ -13,9 +15,11 @@ import { inRoundOrder } from '../impls/registry';
 import { log } from '../log';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 
-export async function workers16(env: Env): Promise<ScenarioResult> {
+export async function workers16(env: Env, ownClients = false): Promise<ScenarioResult> {
   const { cfg, impls } = env;
   const workers = 16;
+  const id = ownClients ? 'clients16' : 'workers16';
+  const clients = ownClients ? workers : 1;
   const records: RoundRecord[] = [];
   const samples = new Map<string, number[]>(impls.map((i) => [i.id, []]));
   for (let round = 1; round <= cfg.rounds; round++) {
@@ -23,9 +27,9 @@ export async function workers16(env: Env): Promise<ScenarioResult> {
     try {
       for (const impl of inRoundOrder(impls, round)) {
         let attemptNo = 0;
-        const { rec, samples: got } = await measured(`workers16 round ${round} ${impl.id}`, async () => {
+        const { rec, samples: got } = await measured(`${id} round ${round} ${impl.id}`, async () => {
           const { run: r, cost } = await child.request(
-            { type: 'contended', impl: impl.id, port: env.single.port, name: `workers16:${round}:${++attemptNo}`, workers, durationMs: cfg.contMs, graceMs: cfg.graceMs, warmMs: cfg.warmMs },
+            { type: 'contended', impl: impl.id, port: env.single.port, name: `${id}:${round}:${++attemptNo}`, workers, clients, durationMs: cfg.contMs, graceMs: cfg.graceMs, warmMs: cfg.warmMs },
             cfg.contMs + cfg.graceMs + 60_000,
           );
           const rec: RoundRecord = {
@@ -42,7 +46,7 @@ export async function workers16(env: Env): Promise<ScenarioResult> {
             overlaps: r.overlaps,
           };
           const pw = `${Math.min(...r.perWorker)}-${Math.max(...r.perWorker)}`;
-          log(`workers16 round ${round}/${cfg.rounds} ${impl.id.padEnd(16)} ${Math.round(rec.opsPerSec).toString().padStart(6)} CS/s, per worker ${pw}${r.errors ? `, ${r.errors} errors` : ''}${r.stuck ? `, ${r.stuck} stuck` : ''}${r.overlaps ? `, ${r.overlaps} OVERLAPS` : ''}${foreignNote(cost)}`);
+          log(`${id} round ${round}/${cfg.rounds} ${impl.id.padEnd(16)} ${Math.round(rec.opsPerSec).toString().padStart(6)} CS/s, per worker ${pw}${r.errors ? `, ${r.errors} errors` : ''}${r.stuck ? `, ${r.stuck} stuck` : ''}${r.overlaps ? `, ${r.overlaps} OVERLAPS` : ''}${foreignNote(cost)}`);
           return { rec, samples: r.waits };
         });
         records.push(rec);
@@ -53,12 +57,12 @@ export async function workers16(env: Env): Promise<ScenarioResult> {
     }
   }
   return {
-    id: 'workers16',
-    title: '3. 16 workers on one key, one process (critical section: setImmediate)',
+    id,
+    title: ownClients ? '4. 16 clients on one key, one process, one worker each (critical section: setImmediate)' : '3. 16 workers on one key, one process, one shared client (critical section: setImmediate)',
     kind: 'contended',
     latency: 'wait',
     floor: 'raw',
-    params: { workers, durationMs: cfg.contMs, rounds: cfg.rounds, freshProcessPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE },
+    params: { workers, clients, durationMs: cfg.contMs, rounds: cfg.rounds, freshProcessPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE },
     summaries: summarize(impls, 'raw', records, samples),
     rounds: records,
   };

@@ -1,0 +1,44 @@
+-- Shared prelude: the plain lock's list of waiting clients, so that a release wakes
+-- one client (the message names it) instead of every subscriber, and turns pass
+-- between clients in order. KEYS: `waiting` (sorted set client id -> when it joined,
+-- server ms: the order) and `alive` (client id -> deadline, server ms: a client whose
+-- deadline passed died and leaves at the head). A client joins when its waiting
+-- attempt is refused, keeps its place while it retries (each retry moves its
+-- deadline), and leaves when it takes the lock or stops waiting.
+-- Turns: while the head has waited less than `turn` ms, whoever comes first may take
+-- the free lock (the releasing client's next section costs no wake-up in another
+-- process); after that the free lock is the head's alone. Every wait at the head is
+-- bounded by `turn` plus one wake-up.
+
+-- The server's clock in ms (fractional), never a client's.
+local function clock()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+
+-- The live head of the list: id, when it joined, and the clock; dead heads are dropped
+-- on the way. nil when nobody waits (the clock is then not read). An entry younger than
+-- its lease `entry` is alive (its deadline was at least that when it joined).
+local function headOf(waiting, alive, entry)
+  local now
+  while true do
+    local h = redis.call('zrange', waiting, 0, 0, 'withscores')
+    if not h[1] then return nil, 0, now end
+    now = now or clock()
+    local since = tonumber(h[2])
+    if now - since < entry or tonumber(redis.call('zscore', alive, h[1]) or '0') > now then return h[1], since, now end
+    redis.call('zrem', waiting, h[1])
+    redis.call('zrem', alive, h[1])
+  end
+end
+
+-- Takes `me` off the list (it got the lock). When it was the head, a new head that has
+-- not waited `turn` yet is told it heads the list, so it retries when its turn comes
+-- (an older one is named by the next release). `head` is the head before.
+local function served(waiting, alive, entry, me, head, turn, channel, how)
+  if redis.call('zrem', waiting, me) == 0 then return end
+  redis.call('zrem', alive, me)
+  if head ~= me then return end
+  local nxt, since, now = headOf(waiting, alive, entry)
+  if nxt and now - since < turn then notify(channel, nxt, how) end
+end
