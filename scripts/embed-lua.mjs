@@ -18,8 +18,16 @@ export function render() {
     .filter((f) => !f.startsWith('_'))
     .map((f) => {
       const text = fs.readFileSync(path.join(dir, f), 'utf8');
-      const used = preludes.filter((p) => new RegExp(`\\b${p.fn}\\(`).test(text)).map((p) => p.text);
-      return `export const ${camel(f)} = ${JSON.stringify(used.join('') + text)};\n`;
+      const calls = (lua, p) => new RegExp(`\\b${p.fn}\\(`).test(lua);
+      // A prelude may call another's function (semWake calls notify): taken transitively,
+      // put in front in file order.
+      let used = new Set(preludes.filter((p) => calls(text, p)));
+      for (let more = true; more; ) {
+        const next = preludes.filter((p) => used.has(p) || [...used].some((u) => calls(u.text, p)));
+        more = next.length > used.size;
+        used = new Set(next);
+      }
+      return `export const ${camel(f)} = ${JSON.stringify(preludes.filter((p) => used.has(p)).map((p) => p.text).join('') + text)};\n`;
     })
     .join('\n');
   return `// Generated from lib/store/scripts/*.lua by scripts/embed-lua.mjs: edit the .lua files, then npm run build.\n\n${body}`;
