@@ -125,6 +125,8 @@ export interface Semaphore {
   availablePermits(): Promise<number>;
   /** Listens to this name's events (kind `semaphore`). */
   on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this;
+  /** As {@link Semaphore.on}, for the next event only. */
   once<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this;
+  /** Removes a listener added with on/once (all of the event's, without `listener`). */
   off<E extends keyof LockEvents>(event: E, listener?: LockEvents[E]): this;
 }
