@@ -306,18 +306,17 @@ describe('on one master', () => {
 
   it('run() rejects with LockLostError after fn when the permits were lost, and fn’s error wins', async () => {
     const sem = client({ watchdogTimeout: 300 }).getSemaphore(name(), 1);
-    await expect(
+    /** fn deletes its own permit, waits for the loss to abort its signal, then ends with `end`. */
+    const losing = (end: () => unknown) =>
       sem.run(async ({ signal }) => {
         await redis.del(semKey(sem.name), `${semKey(sem.name)}:expiry`);
         await waitFor(() => signal.aborted, { message: 'signal aborted' });
-        return 'done';
-      }),
-    ).rejects.toBeInstanceOf(LockLostError);
+        return end();
+      });
+    await expect(losing(() => 'done')).rejects.toBeInstanceOf(LockLostError);
     const mine = new Error('mine');
     await expect(
-      sem.run(async ({ signal }) => {
-        await redis.del(semKey(sem.name), `${semKey(sem.name)}:expiry`);
-        await waitFor(() => signal.aborted, { message: 'signal aborted' });
+      losing(() => {
         throw mine;
       }),
     ).rejects.toBe(mine);

@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'eventemitter3';
 import type { Hold } from '../engine/hold.js';
 import { LockLostError } from '../errors/LockLostError.js';
 import { LockTimeoutError } from '../errors/LockTimeoutError.js';
@@ -6,6 +5,7 @@ import type { LockEvents } from '../events.js';
 import { describe } from '../options.js';
 import type { SemaphoreKind } from '../primitives/semaphore.js';
 import type { LockKeys } from '../store/types.js';
+import { listen } from './listen.js';
 import type { LockPort } from './port.js';
 import { resolvePermitOptions, type ResolvedPermit } from './semaphore-args.js';
 
@@ -72,19 +72,15 @@ export class SemaphoreHandle implements Semaphore {
   }
 
   on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
-    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).on(event, listener as never);
-    return this;
+    return listen(this, this.port, this.name, 'on', event, listener);
   }
 
   once<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
-    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).once(event, listener as never);
-    return this;
+    return listen(this, this.port, this.name, 'once', event, listener);
   }
 
   off<E extends keyof LockEvents>(event: E, listener?: LockEvents[E]): this {
-    this.port.eventsOf(this.name, false)?.off(event, listener as never);
-    this.port.forgetEvents(this.name);
-    return this;
+    return listen(this, this.port, this.name, 'off', event, listener);
   }
 
   /** A new owner per acquisition: its id is the permit's id in Redis, used once. */
