@@ -18,7 +18,7 @@ import type { Env } from '../env';
 import { connect, quitAll } from '../impls/connect';
 import type { ImplDef, Worker } from '../impls/types';
 import { log, noteError } from '../log';
-import { percentiles } from '../stats';
+import { median, percentiles } from '../stats';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 import { Meter } from '../meter';
 
@@ -94,7 +94,7 @@ export async function semaphore(env: Env): Promise<ScenarioResult> {
     kind: 'contended',
     latency: 'wait',
     floor: 'redis-semaphore-sem',
-    params: { workers: WORKERS, limit: LIMIT, bigPermits: BIG, bigWorkers: 2, connections: 4, durationMs: cfg.contMs, rounds: cfg.rounds, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE, bigP99ByRound: bigP99 },
+    params: { workers: WORKERS, limit: LIMIT, bigPermits: BIG, bigWorkers: 2, connections: 4, durationMs: cfg.contMs, rounds: cfg.rounds, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE, bigP99MsMedian: Object.entries(bigP99).map(([id, v]) => `${id} ${median(v).toFixed(1)}`).join(', ') },
     summaries: summarize(IMPLS, 'redis-semaphore-sem', records, samples),
     rounds: records,
   };
