@@ -204,7 +204,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * @throws `TypeError`/`RangeError` when `name` or `limit` is invalid.
    * @example
    * ```ts
-   * await locks.getSemaphore('api:quota', 10).run(() => callApi(), { permits: 2 });
+   * await locks.getSemaphore('api:quota', 10).run(({ signal }) => render(signal), { permits: 2 });
    * ```
    */
   getSemaphore(name: string, limit: number): Semaphore {

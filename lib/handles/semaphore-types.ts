@@ -6,6 +6,7 @@ import type { LockEvents } from '../events.js';
  *
  * @example
  * ```ts
+ * const sem = locks.getSemaphore('api:quota', 10);
  * const permit = await sem.acquire({ permits: 2, waitTime: 5_000, leaseTime: 60_000, signal });
  * ```
  */
@@ -47,8 +48,8 @@ export interface PermitContext {
  *
  * @example
  * ```ts
- * await using permit = await sem.acquire({ permits: 2 });
- * await callApi(permit.signal); // released when the block ends, however it ends
+ * await using permit = await locks.getSemaphore('api:quota', 10).acquire({ permits: 2 });
+ * await render(permit.signal); // released when the block ends, however it ends
  * ```
  */
 export interface Permit extends PermitContext, AsyncDisposable {
@@ -87,7 +88,7 @@ export interface Semaphore {
    * @throws `TypeError`/`RangeError` for bad options (before anything is sent).
    * @example
    * ```ts
-   * const permit = await sem.acquire({ permits: 2, waitTime: 5_000 });
+   * const permit = await locks.getSemaphore('api:quota', 10).acquire({ permits: 2, waitTime: 5_000 });
    * try { await work(permit.signal); } finally { await permit.release(); }
    * ```
    */
@@ -98,7 +99,7 @@ export interface Semaphore {
    * @throws as {@link Semaphore.acquire}, but a wait that runs out resolves with null.
    * @example
    * ```ts
-   * const permit = await sem.tryAcquire({ permits: 1, leaseTime: 30_000 });
+   * const permit = await locks.getSemaphore('api:quota', 10).tryAcquire({ permits: 1, leaseTime: 30_000 });
    * if (!permit) return 'busy';
    * ```
    */
@@ -112,7 +113,7 @@ export interface Semaphore {
    * @throws as {@link Semaphore.acquire}.
    * @example
    * ```ts
-   * await sem.run(({ signal }) => fetch(url, { signal }), { permits: 1, waitTime: 10_000 });
+   * await locks.getSemaphore('api:quota', 10).run(({ signal }) => render(signal), { permits: 1, waitTime: 10_000 });
    * ```
    */
   run<T>(fn: (context: PermitContext) => T | Promise<T>, options?: PermitOptions): Promise<T>;
