@@ -11,11 +11,15 @@ import type { Lock } from './handles/types.js';
 import { MultiLockHandle } from './handles/multi-lock.js';
 import { checkNames } from './handles/multi-names.js';
 import type { MultiLock } from './handles/multi-types.js';
+import { checkLimit, SemaphoreHandle } from './handles/semaphore.js';
+import type { Semaphore } from './handles/semaphore-types.js';
+import { isFinal } from './errors/final.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/fair.js';
 import { plainLock } from './primitives/plain.js';
 import { multiLockName } from './primitives/multi.js';
 import type { Primitive } from './primitives/primitive.js';
+import { semaphoreKind } from './primitives/semaphore.js';
 import { newScope, runInScope } from './scope.js';
 import { MasterStore } from './store/master/master.js';
 import { QuorumStore } from './store/quorum/quorum.js';
@@ -29,7 +33,7 @@ import { Watchdog } from './watchdog/watchdog.js';
 /** p, or a LockUnavailableError naming the lock when Redis could not be reached. */
 function reached<T>(keys: LockKeys, p: Promise<T>): Promise<T> {
   return p.catch((error: unknown) => {
-    throw unavailable(keys.name, error);
+    throw isFinal(error) ? error : unavailable(keys.name, error);
   });
 }
 
@@ -193,6 +197,22 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /**
+   * A counting semaphore (see {@link Semaphore}): at most `limit` permits (an integer,
+   * the same in every client of `name`) held at once. Cheap; nothing is sent.
+   *
+   * @throws {@link LockError} when the client is closed, or in quorum mode or with syncReplicas.
+   * @throws `TypeError`/`RangeError` when `name` or `limit` is invalid.
+   * @example
+   * ```ts
+   * await locks.getSemaphore('api:quota', 10).run(({ signal }) => render(signal), { permits: 2 });
+   * ```
+   */
+  getSemaphore(name: string, limit: number): Semaphore {
+    this.engine.assertOpen();
+    return new SemaphoreHandle(this.port, checkName(name), checkLimit(limit), semaphoreKind(this.store, this.options.watchdogTimeout));
+  }
+
+  /**
    * Runs `fn` in a new owner scope: everything `fn` awaits is one owner, so nested
    * `lock()`/`run()` calls on a lock the scope holds reenter instead of waiting, and
    * `unlock()` from a scope that does not hold the lock rejects with LockNotHeldError. Scopes are process-wide: one
@@ -259,6 +279,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       holdCount: (keys, owner) => reached(keys, store.holdCount(keys, owner, queryTimeout)),
       pttl: (keys) => reached(keys, store.pttl(keys, queryTimeout)),
       inspect: (keys) => reached(keys, store.inspect(keys, queryTimeout)),
+      permitsHeld: (keys, limit) => reached(keys, store.semaphore!.held(keys, limit, queryTimeout)),
       eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
       forgetEvents: (name) => events.forget(name),
     };

@@ -150,7 +150,7 @@ export function checkWait(what: string, value: unknown): number {
   return Math.floor(value);
 }
 
-function checkSignal(what: string, value: unknown): AbortSignal | undefined {
+export function checkSignal(what: string, value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (!(value instanceof AbortSignal)) throw new TypeError(`${what} must be an AbortSignal, got ${describe(value)}`);
   return value;

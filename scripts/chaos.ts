@@ -5,6 +5,8 @@
  *   npm run chaos -- --minutes 5  # longer
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
+ *   npm run chaos -- --semaphore  # workers also take 1-3 permits of semaphore 'sem' (limit 5):
+ *     at most 5 held at once (spec/chaos/permits.ts); with a single Redis or --cluster
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
  *     acquired/released/lost events by owner, which owner each section is, and why a
@@ -60,6 +62,7 @@ import {
   type Report,
   type Violation,
 } from '../spec/chaos/history';
+import { checkPermits, formatPermitReport } from '../spec/chaos/permits';
 import type { WorkerConfig } from '../spec/chaos/worker';
 
 export interface ChaosOptions {
@@ -80,6 +83,8 @@ export interface ChaosOptions {
   verbose?: boolean;
   /** Keep the log directory even when the run is clean. */
   keepLogs?: boolean;
+  /** Workers also take permits of a semaphore (not in quorum mode, which has none). */
+  semaphore?: boolean;
 }
 
 export interface ChaosResult {
@@ -97,6 +102,8 @@ export interface ChaosResult {
 
 const ROOT = path.resolve(__dirname, '..');
 const LOCKS = ['main', 'aux-1', 'aux-2'];
+/** The semaphore of --semaphore runs. */
+const SEMAPHORE = { name: 'sem', limit: 5 };
 /** The name of the orchestrator's own connections, which CLIENT LIST may show unproxied. */
 const ADMIN_NAME = 'chaos-admin';
 const CLUSTER_OK_TIMEOUT_MS = 20_000;
@@ -153,6 +160,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       tasks,
       locks: LOCKS,
       watchdogTimeout: lease,
+      semaphore: opts.semaphore ? SEMAPHORE : undefined,
     };
     const child = spawn(
       process.execPath,
@@ -236,7 +244,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     }
     if (!ranges) throw new Error('CLUSTER SLOTS: no node answered');
     const owners = new Map<number, string[]>();
-    for (const lock of LOCKS) {
+    for (const lock of opts.semaphore ? [...LOCKS, SEMAPHORE.name] : LOCKS) {
       const slot = clusterSlot(`holdfast:{${lock}}`);
       const range = ranges.find(([lo, hi]) => lo <= slot && slot <= hi);
       const node = servers.findIndex((s) => s.port === Number(range?.[2][1]));
@@ -475,10 +483,14 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   // A Cluster is one master per lock: its restarts carry the locks they lost instead.
   const report = checkHistory(holds, faults, { lease, masters: quorum ? servers.length : 1, loopGaps: loopGaps(records) });
   report.violations.push(...ghostViolations(records), ...violations);
+  const limits = { [SEMAPHORE.name]: SEMAPHORE.limit };
+  const permits = opts.semaphore ? checkPermits(holds, faults, { lease, limits, loopGaps: loopGaps(records) }) : undefined;
+  if (permits) report.violations.push(...permits.violations);
   const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
     `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
+    ...(permits ? [formatPermitReport(permits, limits)] : []),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
     heap
       ? `heap after GC of the longest-lived worker, over its last ${heap.spanS} s: ${heap.firstMB} MB -> ${heap.lastMB} MB (largest ${heap.maxMB} MB)`
@@ -515,7 +527,7 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): ChaosOptions {
-  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --faults kill,pause,..., --keep-logs';
+  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --faults kill,pause,..., --keep-logs';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -530,6 +542,7 @@ function readCommandLine(argv: string[]): ChaosOptions {
   };
   if (values.minutes !== undefined && values.seconds !== undefined) throw new Error('--minutes and --seconds exclude each other');
   if (values.quorum && values.cluster) throw new Error('--quorum and --cluster exclude each other');
+  if (values.quorum && values.semaphore) throw new Error('--semaphore needs one Redis or --cluster: quorum mode has no semaphore');
   const opts: ChaosOptions = { verbose: true };
   const minutes = positive('minutes', values.minutes);
   const seconds = positive('seconds', values.seconds);
@@ -540,6 +553,7 @@ function readCommandLine(argv: string[]): ChaosOptions {
   const tasks = positive('tasks', values.tasks);
   if (tasks !== undefined) opts.tasks = Math.round(tasks);
   if (values['keep-logs']) opts.keepLogs = true;
+  if (values.semaphore) opts.semaphore = true;
   if (values.quorum) opts.mode = 'quorum';
   if (values.cluster) opts.mode = 'cluster';
   if (values.faults !== undefined) {
@@ -565,6 +579,7 @@ function parseCommandLine(argv: string[]) {
       'keep-logs': { type: 'boolean' },
       quorum: { type: 'boolean' },
       cluster: { type: 'boolean' },
+      semaphore: { type: 'boolean' },
     },
   });
 }

@@ -114,3 +114,21 @@ it('quorum set-up takes a majority of independent masters', async () => {
     await Promise.all(masters.map((m) => m.stop()));
   }
 });
+
+it('the semaphore example keeps at most 10 permits in use, batches taking 2', async () => {
+  const { callQuota } = await import('../examples/semaphore');
+  let inUse = 0;
+  let most = 0;
+  const call = (permits: number) => async () => {
+    inUse += permits;
+    most = Math.max(most, inUse);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    inUse -= permits;
+    return permits;
+  };
+  const results = await Promise.all(Array.from({ length: 30 }, (_, i) => callQuota(locks, call(i % 3 === 0 ? 2 : 1), i % 3 === 0)));
+  expect(results.reduce((a, b) => a + b, 0)).toBe(40);
+  expect(most).toBeGreaterThan(1);
+  expect(most).toBeLessThanOrEqual(10);
+  expect(await redis.keys('holdfast:{api:quota}*')).toEqual([]);
+});

@@ -1,3 +1,4 @@
+import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
 import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import type { LockLostError } from '../errors/LockLostError.js';
@@ -110,7 +111,7 @@ export class Engine implements WaitHost, HoldListener {
       const result = await this.attemptOnce(request, 0);
       if (result.granted) return this.grant(request, result);
     } catch (error) {
-      if (signal?.aborted) throw error;
+      if (signal?.aborted || isFinal(error)) throw error;
       if (waitTime === 0) throw unavailable(keys.name, error);
       lastError = error;
       this.failed(request, error, 1);

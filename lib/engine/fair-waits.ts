@@ -1,3 +1,4 @@
+import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, Refused } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
@@ -66,6 +67,7 @@ export class FairWaits {
           result = await attempt();
         } catch (error) {
           if (signal?.aborted) throw signal.reason;
+          if (isFinal(error)) throw error;
           failures += 1;
           lastError = error;
           host.blocked(request);

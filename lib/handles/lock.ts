@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'eventemitter3';
 import type { Hold } from '../engine/hold.js';
 import { LockLostError } from '../errors/LockLostError.js';
 import { LockNotHeldError } from '../errors/LockNotHeldError.js';
@@ -8,6 +7,7 @@ import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type 
 import type { Primitive } from '../primitives/primitive.js';
 import { currentScope, newScope, runInScope, type Scope } from '../scope.js';
 import type { LockKeys } from '../store/types.js';
+import { listen } from './listen.js';
 import type { LockPort } from './port.js';
 import { ownerOrigin } from './owner-id.js';
 import type { Held, HeldContext, Lock, LockInfo } from './types.js';
@@ -155,19 +155,15 @@ export class LockHandle implements Lock {
   }
 
   on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
-    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).on(event, listener as never);
-    return this;
+    return listen(this, this.port, this.name, 'on', event, listener);
   }
 
   once<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {
-    (this.port.eventsOf(this.name, true) as EventEmitter<LockEvents>).once(event, listener as never);
-    return this;
+    return listen(this, this.port, this.name, 'once', event, listener);
   }
 
   off<E extends keyof LockEvents>(event: E, listener?: LockEvents[E]): this {
-    this.port.eventsOf(this.name, false)?.off(event, listener as never);
-    this.port.forgetEvents(this.name);
-    return this;
+    return listen(this, this.port, this.name, 'off', event, listener);
   }
 
   /** Not async (one promise layer less on every lock()); throws only on a closed client. */

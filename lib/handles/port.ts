@@ -24,6 +24,8 @@ export interface LockPort {
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;
   inspect(keys: LockKeys): Promise<LockState>;
+  /** Semaphores: permits held under a live lease (rejects when Redis keeps another limit). */
+  permitsHeld(keys: LockKeys, limit: number): Promise<number>;
   /** The emitter of one name (created for on/once), and its release once unused. */
   eventsOf(name: string, create: boolean): EventEmitter<LockEvents> | undefined;
   forgetEvents(name: string): void;

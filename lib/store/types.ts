@@ -102,6 +102,26 @@ export interface FairQueue {
 }
 
 /**
+ * Capability: counting semaphores (one master or a Cluster; see
+ * store/master/semaphore.ts). Permits are held by id (an owner id used once), under a
+ * lease; waiters queue in Redis in arrival order.
+ */
+export interface SemaphoreStore {
+  /** The watchdog's batch renewal of permits. */
+  readonly renewal: RenewScript;
+  /**
+   * Takes `permits` of `limit` for id, in queue order; `enqueue` joins (or heartbeats)
+   * the queue when not granted. Rejects with a final LockError when Redis keeps
+   * another limit for the name.
+   */
+  acquire(keys: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult>;
+  release(keys: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult>;
+  leave(keys: LockKeys, id: string, permits: number, timeout: number): Promise<void>;
+  /** Permits held now (leases not run out); rejects as acquire when the limits differ. */
+  held(keys: LockKeys, limit: number, timeout: number): Promise<number>;
+}
+
+/**
  * The port to Redis: one implementation per topology (MasterStore for one master or a
  * Cluster, QuorumStore for N independent masters), optional capabilities beside it.
  *
@@ -116,6 +136,7 @@ export interface Store {
   readonly rtt: number;
   readonly handOff?: HandOff;
   readonly fairQueue?: FairQueue;
+  readonly semaphore?: SemaphoreStore;
   readonly waitingList?: WaitingList;
   /** `queued`: the caller waits, so it joins the waiting list when refused (if the store has one). */
   acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number, queued?: boolean): Promise<AcquireResult>;

@@ -1,6 +1,6 @@
 /** Command line: --quick, --only, --impl, --rounds, --svg, --baseline, --help. */
 import { parseArgs as parseNodeArgs } from 'node:util';
-import { DEFAULT_CONFIG, QUICK_CONFIG, SCENARIOS, type Config, type ScenarioId } from './config';
+import { DEFAULT_CONFIG, DEFAULT_SCENARIOS, QUICK_CONFIG, SCENARIOS, type Config, type ScenarioId } from './config';
 import { buildRegistry } from './impls/registry';
 
 export interface Args {
@@ -17,7 +17,7 @@ export interface Args {
 
 export const USAGE = [
   'usage: tsx scripts/bench/main.ts [--quick] [--only <scenario>[,...]] [--impl <implementation>[,...]] [--rounds N] [--svg] [--baseline <git-ref>]',
-  `scenarios: ${SCENARIOS.map((s, i) => `${i + 1}=${s}`).join(' ')}`,
+  `scenarios: ${SCENARIOS.map((s, i) => `${i + 1}=${s}`).join(' ')} (${SCENARIOS.length}=semaphore only when named)`,
   '--baseline <git-ref>: also measure holdfast at that ref (a temporary git worktree), next to the working tree in every scenario',
   '  (the two swap places every other round: compare over an even number of rounds; default runs then take 4)',
 ].join('\n');
@@ -50,7 +50,7 @@ export function parseArgs(argv: string[]): Args {
     if (!match) throw new Error(`--only: unknown scenario '${word}' (${SCENARIOS.join(', ')} or 1..${SCENARIOS.length})`);
     only.add(match);
   }
-  if (only.size === 0) SCENARIOS.forEach((s) => only.add(s));
+  if (only.size === 0) DEFAULT_SCENARIOS.forEach((s) => only.add(s));
   // --impl holdfast,redlock: measure only these (and the floor), e.g. under --cpu-prof.
   const implFilter = values.impl === undefined ? undefined : new Set(values.impl.split(',').map((w) => w.trim()));
   const known = buildRegistry();

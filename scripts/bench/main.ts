@@ -5,7 +5,8 @@
  *
  *   npm run bench                      # default: ~5 min on 2 cores
  *   npm run bench -- --quick           # smoke run, < 1 min
- *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..7)
+ *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..8)
+ *   npm run bench -- --only semaphore  # holdfast's Semaphore against redis-semaphore's (opt-in)
  *   npm run bench -- --baseline main   # also holdfast at git ref `main`, next to the working tree
  *   options: --rounds N; --impl holdfast[,redlock...] (only these, and the floor);
  *            --svg (write docs/bench.svg also for --quick / --only / --impl / --baseline runs)
@@ -59,6 +60,7 @@ import { procs4 } from './scenarios/procs4';
 import { quorum } from './scenarios/quorum';
 import { uncontended } from './scenarios/uncontended';
 import { watchdog, type WatchdogRun } from './scenarios/watchdog';
+import { semaphore } from './scenarios/semaphore';
 import { workers16 } from './scenarios/workers16';
 
 function usage(): Args {
@@ -152,6 +154,7 @@ async function main(): Promise<void> {
     }
     if (only.has('quorum')) results.set('quorum', await quorum(env));
     if (only.has('watchdog')) watchdogRuns = await watchdog(env);
+    if (only.has('semaphore')) results.set('semaphore', await semaphore(env));
   } catch (e) {
     failure = e;
     log(`FAILED: ${errorStack(e)}`);

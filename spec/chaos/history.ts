@@ -54,7 +54,8 @@ export interface Fault {
 
 /** One line of a worker's JSONL log. `id` joins the lines of one hold. */
 export type LogRecord =
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number }
+  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts. */
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number }
   | { type: 'w'; id: string; at: number }
   | { type: 'lost'; id: string; at: number; reason?: string }
   | { type: 'end'; id: string; at: number }
@@ -91,6 +92,8 @@ export interface Hold {
   pid: number;
   lock: string;
   token: number;
+  /** A semaphore's section: the permits it held (checked by spec/chaos/permits.ts, not as a lock). */
+  permits?: number;
   start: number;
   /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
   end?: number;
@@ -200,7 +203,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   const pending: LogRecord[] = [];
   for (const r of records) {
     if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, token: r.token, start: r.start, writes: [] });
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }) });
     } else pending.push(r);
   }
   for (const r of pending) {
@@ -245,7 +248,7 @@ function losesDataOf(f: Fault, lock: string): boolean {
 }
 
 /** Faults as one lock sees them: restarts of Cluster nodes that do not serve its slot are left out. */
-function faultsFor(lock: string, faults: readonly Fault[]): Fault[] {
+export function faultsFor(lock: string, faults: readonly Fault[]): Fault[] {
   return faults.filter((f) => f.kind !== 'restart' || losesDataOf(f, lock));
 }
 
@@ -283,7 +286,7 @@ function lossBetween(from: number, to: number, lossTimes: readonly number[], sla
  * to the pause's start and checked as what it is: a paused holder, which must learn of
  * its loss and whose writes must be fenced.
  */
-function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, slack: number): Hold {
+export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, slack: number): Hold {
   const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.end <= h.start + slack && f.end >= h.start - slack);
   // Only a grant that lapsed during the pause: it is reported lost the moment the
   // section begins (a grant made after the resume is not, and keeps its logged start).
@@ -297,7 +300,7 @@ function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, sl
  * not report it sooner. Only gaps longer than the library's allowance for late timers
  * count: shorter ones its deadlines absorb, so an overlap across them is a bug.
  */
-function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
+export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
   if (h.lostAt === undefined) return undefined;
   // The sampler and the watchdog fire in the same turn after a gap, either first.
   const sameTurn = 20;
@@ -305,7 +308,7 @@ function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease
 }
 
 /** A pause of the hold's process, longer than the lease, that began before `before`. */
-function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
+export function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
   return faults.find(
     (f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.begin <= before && f.end >= h.start,
   );
@@ -348,6 +351,8 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
 
   const locks = new Map<string, Hold[]>();
   for (const h of ended) {
+    // A semaphore's sections may overlap up to its limit and carry no token: permits.ts checks them.
+    if (h.permits !== undefined) continue;
     const list = locks.get(h.lock) ?? [];
     list.push(h);
     locks.set(h.lock, list);

@@ -34,6 +34,8 @@ export interface WorkerConfig {
   locks: string[];
   watchdogTimeout: number;
   seed?: number;
+  /** A semaphore the tasks also take permits of (1 to 3 at a time), in about a third of their turns. */
+  semaphore?: { name: string; limit: number };
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -122,12 +124,12 @@ interface Slot {
 }
 
 /** The critical section: log the acquisition, write (fenced) until done or lost, log the end. */
-async function section(slot: Slot, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>): Promise<void> {
+async function section(slot: Slot, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>, permits?: number): Promise<void> {
   const id = `${config.worker}.${config.gen}.${task}.${++holdSeq}`;
   slot.id = id;
   active.set(lockName, (active.get(lockName) ?? 0) + 1);
   const start = Date.now();
-  log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start });
+  log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start, ...(permits === undefined ? {} : { permits }) });
   if (trace) note(`trace section ${id} ${lockName} owner ${lastAcquired}`);
   const onAbort = () => {
     const reason = signal.reason instanceof LockLostError ? signal.reason.reason : String(signal.reason);
@@ -141,7 +143,7 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
     const until = start + holdTime();
     // Sometimes reenter the same lock (a nested service method): its lock and unlock
     // must change nothing for other owners, even when a reply is lost and resent.
-    let reenter = Math.random() < 0.2;
+    let reenter = permits === undefined && Math.random() < 0.2;
     while (!signal.aborted && Date.now() < until) {
       await sleep(rand(1, 25));
       if (signal.aborted) break;
@@ -183,9 +185,28 @@ async function hold(name: string, t: number, waitTime: number, inner?: () => Pro
   return slot.id !== undefined;
 }
 
+/** sem.run(section) with 1 to 3 permits, then the outcome line; false when the permits were not acquired. */
+async function holdPermits(sem: { name: string; limit: number }, t: number, waitTime: number): Promise<boolean> {
+  const slot: Slot = {};
+  const permits = rand(1, 3);
+  try {
+    await locks.getSemaphore(sem.name, sem.limit).run(async ({ signal }) => section(slot, sem.name, t, signal, 0, undefined, permits), { permits, waitTime });
+    if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
+  } catch (e) {
+    if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
+  } finally {
+    if (slot.id) active.set(sem.name, active.get(sem.name)! - 1);
+  }
+  return slot.id !== undefined;
+}
+
 async function task(t: number): Promise<void> {
   const [main, ...others] = config.locks;
   while (!stopping) {
+    if (config.semaphore && Math.random() < 0.35) {
+      await sleep((await holdPermits(config.semaphore, t, 1_500)) ? rand(0, 15) : rand(5, 30));
+      continue;
+    }
     const r = Math.random();
     const name = r < 0.65 || others.length === 0 ? main! : others[Math.floor(Math.random() * others.length)]!;
     // Sometimes a second lock inside the first (always main -> others[0]: no lock-order deadlock).

@@ -7,11 +7,12 @@ import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store, WaitingList } from '../types.js';
+import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { ReplicaSync } from './replica-sync.js';
+import { MasterSemaphore } from './semaphore.js';
 import { clusterSlot } from './slot.js';
 import { Subscriber } from './subscriber.js';
 
@@ -47,6 +48,8 @@ export class MasterStore implements Store {
   readonly fairQueue: FairQueue;
   /** Absent in quorum mode (see watchRestarts): no single place to keep the list, every waiter is woken. */
   waitingList: WaitingList | undefined;
+  /** Absent with syncReplicas: its grants are not followed by WAIT (getSemaphore refuses it up front). */
+  readonly semaphore: SemaphoreStore | undefined;
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
   readonly once: ExactlyOnce;
@@ -75,6 +78,7 @@ export class MasterStore implements Store {
     this.once = new ExactlyOnce(connection, levelsNow, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
     this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
     this.handOff = this.sync ? undefined : { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
+    this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
     this.fairQueue = {
       acquire: (k, owner, lease, heartbeat, enqueue, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, enqueue, timeout, held),
       release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),

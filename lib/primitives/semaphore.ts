@@ -1,0 +1,40 @@
+import { LockError } from '../errors/LockError.js';
+import type { SemaphoreStore, Store } from '../store/types.js';
+import type { Primitive } from './primitive.js';
+
+/** Makes the primitive of one acquisition: `permits` of `limit`. */
+export type SemaphoreKind = (limit: number, permits: number) => Primitive;
+
+/**
+ * The semaphore (getSemaphore): each acquisition is a hold of its own, its owner id
+ * (used once) the permit's id in Redis, so permits never reenter. Waiters queue in
+ * Redis in arrival order (waits 'fairQueue'); a release wakes, by id, the waiters at
+ * the head that fit. The permit count lives in this object, made per acquisition, so
+ * a hold's release and leave know it.
+ *
+ * Permits carry no fencing token: several holders of one name are legitimate at once,
+ * so a guarded resource could not refuse "older" ones as it does for a lock (the
+ * hold's token is 0).
+ *
+ * Throws up front where the topology has none: quorum mode (permits granted on
+ * majorities of masters that each admit `limit` could add up to more than `limit`),
+ * and syncReplicas (its grants would not be followed by WAIT).
+ */
+export function semaphoreKind(store: Store, heartbeat: number): SemaphoreKind {
+  if (!store.semaphore) {
+    throw new LockError(
+      store.size > 1
+        ? 'semaphores need one master or a Cluster: in quorum mode, permits granted by majorities of masters that each admit the limit could exceed it'
+        : 'semaphores are not supported with options.syncReplicas: their grants are not followed by WAIT',
+    );
+  }
+  const sem: SemaphoreStore = store.semaphore;
+  return (limit, permits) => ({
+    kind: 'semaphore',
+    waits: 'fairQueue',
+    renewal: sem.renewal,
+    attempt: (_store, keys, id, lease, _held, timeout, queued) => sem.acquire(keys, id, permits, limit, lease, heartbeat, queued, timeout),
+    release: (_store, keys, id, held, timeout) => sem.release(keys, id, timeout, held),
+    leave: (_store, keys, id, timeout) => sem.leave(keys, id, permits, timeout),
+  });
+}

@@ -1,0 +1,101 @@
+import type { RedisClientPort } from '../client/redis-client.js';
+import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
+import { final } from '../../errors/final.js';
+import { LockError } from '../../errors/LockError.js';
+import { withTimeout } from '../../util/timeout.js';
+import { safety } from '../lease-margin.js';
+import type { PublishVerb } from '../scripts/acquire.js';
+import { queueMember, semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
+import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../types.js';
+import type { ExactlyOnce } from './exactly-once.js';
+
+const now = () => performance.now();
+
+/** The keys every semaphore script takes (H, Z, Q, D of _semPrune.lua): one `{name}` hash tag, one slot. */
+const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines];
+
+/** Bound of a give-back sent in the background. */
+const GIVE_BACK_TIMEOUT = 5_000;
+
+/**
+ * The semaphore on one master or a Cluster (MasterStore's `semaphore` capability).
+ *
+ * Applying each call once under resends (the rules of exactly-once.ts, as they hold
+ * for permits): a permit's id is an owner id used for one acquisition only, and Redis
+ * counts levels per id (grants of that id), so
+ * - a resent or retried acquire of an id that already holds adds a level, never
+ *   permits (sem-acquire.lua); a grant whose connection broke while it was out (the
+ *   epoch moved) may have run twice: a release passing the client's levels + 2 drops
+ *   the second level only if there is one (rule 2, without set-level.lua);
+ * - a grant that failed with its connection is given back (rule 3), one that arrives
+ *   after its call timed out too (rule 4), passing the client's levels + 1 so that a
+ *   grant the client did register keeps its level;
+ * - a release passes the levels the client holds and applies only when Redis has as
+ *   many (rule 1); a last release answered "not held" after a reconnect was a resend
+ *   of one that ran (rule 5: ExactlyOnce.release). Rule 6 has no use: no hand-off.
+ */
+export class MasterSemaphore implements SemaphoreStore {
+  readonly renewal: RenewScript = { script: semRenew, arity: 4, keys: semKeys };
+  private readonly publish: PublishVerb;
+
+  constructor(
+    private readonly connection: RedisClientPort,
+    private readonly once: ExactlyOnce,
+    /** Levels the client holds now for owner of the hold with registry id `k.id` (0 for none). */
+    private readonly levelsNow: (key: string, owner: string) => number,
+  ) {
+    this.publish = connection.isCluster ? 'spublish' : 'publish';
+  }
+
+  async acquire(k: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult> {
+    const sentAt = now();
+    const call = semAcquire.run(this.connection, semKeys(k), [id, permits, limit, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
+    const reply = await this.grant(k, id, timeout, call);
+    // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
+    if (reply.granted) return { granted: true, token: 0, validUntil: sentAt + lease - safety(lease) };
+    if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
+    return { granted: false, pttl: reply.pttl, head: reply.head };
+  }
+
+  async release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
+    const call = semRelease.run(this.connection, semKeys(k), [id, held, k.fairChannel, this.publish]);
+    const reply = await this.once.release(k, held, timeout, undefined, call);
+    if (reply.kind === 'handedOff') throw new Error('holdfast internal: a semaphore release never hands off');
+    return reply;
+  }
+
+  async leave(k: LockKeys, id: string, permits: number, timeout: number): Promise<void> {
+    await withTimeout(semLeave.run(this.connection, semKeys(k), [queueMember(id, permits), k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name);
+  }
+
+  async held(k: LockKeys, limit: number, timeout: number): Promise<number> {
+    const state = await withTimeout(semAvailable.run(this.connection, semKeys(k).slice(0, 2), []), timeout, 'availablePermits', k.name);
+    if (state.limit !== null && state.limit !== limit) throw mismatch(k.name, state.limit, limit);
+    return state.used;
+  }
+
+  /** Runs an acquire once (rules 2-4 above). */
+  private async grant(k: LockKeys, id: string, timeout: number, call: Promise<SemAcquireReply>): Promise<SemAcquireReply> {
+    const epoch = this.once.epoch;
+    let reply: SemAcquireReply;
+    try {
+      reply = await withTimeout(call, timeout, 'acquire', k.name);
+    } catch (error) {
+      if (error instanceof CommandTimeoutError) call.then((late) => void (late.granted && this.giveBack(k, id, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, id) + 1)), () => undefined);
+      else if (this.once.epoch !== epoch) await this.giveBack(k, id, timeout, 1);
+      throw error;
+    }
+    if (reply.granted && this.once.epoch !== epoch) await this.giveBack(k, id, timeout, this.levelsNow(k.id, id) + 2);
+    return reply;
+  }
+
+  private giveBack(k: LockKeys, id: string, timeout: number, levels: number): Promise<unknown> {
+    return this.release(k, id, timeout, levels).catch(() => undefined);
+  }
+}
+
+function mismatch(name: string, stored: number, asked: number): LockError {
+  return final(
+    new LockError(`semaphore '${name}' has a limit of ${stored} in Redis, but this client uses ${asked}: every client of one name must give the same limit`, { lockName: name }),
+  );
+}
