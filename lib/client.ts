@@ -11,6 +11,9 @@ import type { Lock } from './handles/types.js';
 import { MultiLockHandle } from './handles/multi-lock.js';
 import { checkNames } from './handles/multi-names.js';
 import type { MultiLock } from './handles/multi-types.js';
+import { ReadWriteLockHandle } from './handles/read-write.js';
+import type { ReadWriteLock } from './handles/read-write-types.js';
+import { readWriteSides } from './primitives/read-write.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/fair.js';
 import { plainLock } from './primitives/plain.js';
@@ -193,6 +196,26 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /**
+   * A handle on a read-write lock: any number of readers or one writer, each side the
+   * Lock API (see {@link ReadWriteLock}). One master or a Cluster; cheap, and nothing is
+   * sent to Redis.
+   *
+   * @param name 1 to 1024 characters; its keys share the hash tag `{name}`.
+   * @throws {@link LockError} when the client is closed, in quorum mode, or with `syncReplicas`.
+   * @throws `TypeError` when `name` is not a string; `RangeError` when it is empty or too long.
+   * @example
+   * ```ts
+   * const doc = locks.getReadWriteLock('doc:7');
+   * const text = await doc.readLock().run(() => load(7));       // readers share
+   * await doc.writeLock().run(({ token }) => save(7, edit(text), token)); // one writer, no reader
+   * ```
+   */
+  getReadWriteLock(name: string): ReadWriteLock {
+    this.engine.assertOpen();
+    return new ReadWriteLockHandle(this.port, name, readWriteSides(this.store, this.port.keysOf(checkName(name)), this.options.watchdogTimeout));
+  }
+
+  /**
    * Runs `fn` in a new owner scope: everything `fn` awaits is one owner, so nested
    * `lock()`/`run()` calls on a lock the scope holds reenter instead of waiting, and
    * `unlock()` from a scope that does not hold the lock rejects with LockNotHeldError. Scopes are process-wide: one
@@ -254,7 +277,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
       acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
       release: (hold) => engine.release(hold),
       // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
-      forceUnlock: (keys) => reached(keys, engine.forceUnlock(keys)),
+      forceUnlock: (keys, primitive) => reached(keys, engine.forceUnlock(keys, primitive)),
       isLocked: (keys) => reached(keys, store.isLocked(keys, queryTimeout)),
       holdCount: (keys, owner) => reached(keys, store.holdCount(keys, owner, queryTimeout)),
       pttl: (keys) => reached(keys, store.pttl(keys, queryTimeout)),
