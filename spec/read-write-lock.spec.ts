@@ -178,7 +178,7 @@ describe('scopes', () => {
 });
 
 describe('no writer starvation', () => {
-  // 8 tasks keep reading, overlapping, 40 ms each with no gap: without writer preference
+  // 8 tasks keep reading, staggered, 40 ms each with no gap: without writer preference
   // the read side never empties while they run (3 s), and a writer would wait it out.
   // With it the writer gets in once the reads under way when it queued have ended:
   // within one read (40 ms) plus a wake-up and a retry; the bound below is that plus
@@ -194,7 +194,9 @@ describe('no writer starvation', () => {
     let reads = 0;
     let writing = false;
     let overlap = false;
-    const reader = async () => {
+    // Staggered starts: at every moment some read is under way.
+    const reader = async (_: unknown, i: number) => {
+      await new Promise((r) => setTimeout(r, (i * READ) / 8));
       while (performance.now() < until) {
         await rw.readLock().run(async () => {
           if (writing) overlap = true;
