@@ -239,6 +239,20 @@ describe('leases', () => {
     await rw.readLock().unlock();
   });
 
+  it('renews the read holds of several names in one batch, each by its own keys', async () => {
+    const locks = client(300);
+    const names = [name(), name(), name()];
+    const lost: LostEvent[] = [];
+    locks.on('lost', (e) => lost.push(e));
+    let renewed = 0;
+    locks.on('renewed', () => (renewed += 1));
+    const readers = names.map((x) => locks.getReadWriteLock(x).readLock());
+    await Promise.all(readers.map((r) => r.lock()));
+    await waitFor(() => renewed >= 9, { timeout: 3_000, message: 'three renewals of each' });
+    expect(lost).toEqual([]);
+    for (const r of readers) await r.unlock();
+  });
+
   it("frees a SIGKILLed reader's share within its lease while another reader keeps its own", async () => {
     const lockName = name();
     const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/reader.ts', String(server.port), lockName], {

@@ -46,5 +46,5 @@ function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadW
     forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
-  return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal(keys) } : primitive };
+  return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal } : primitive };
 }

@@ -109,8 +109,8 @@ export interface ReadWriteStore {
   release(keys: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   leave(keys: ReadWriteKeys, owner: string, timeout: number): Promise<void>;
   forceUnlock(keys: ReadWriteKeys, timeout: number): Promise<boolean>;
-  /** The watchdog's renewal of read holds (a write hold is renewed as a lock is). */
-  renewal(keys: ReadWriteKeys): RenewScript;
+  /** The watchdog's renewal of read holds, every name's (a write hold is renewed as a lock is). */
+  readonly renewal: RenewScript;
 }
 
 /**

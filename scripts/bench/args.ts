@@ -47,7 +47,7 @@ export function parseArgs(argv: string[]): Args {
   for (const word of values.only?.split(',') ?? []) {
     const w = word.trim().toLowerCase();
     const match = /^\d$/.test(w) ? SCENARIOS[Number(w) - 1] : SCENARIOS.find((s) => s === w || s.startsWith(w));
-    if (!match) throw new Error(`--only: unknown scenario '${word}' (${SCENARIOS.join(', ')} or 1..6)`);
+    if (!match) throw new Error(`--only: unknown scenario '${word}' (${SCENARIOS.join(', ')} or 1..${SCENARIOS.length})`);
     only.add(match);
   }
   if (only.size === 0) SCENARIOS.forEach((s) => only.add(s));

@@ -58,5 +58,5 @@ export const QUICK_CONFIG: Config = {
   retryBudgetMs: 10_000,
 };
 
-export const SCENARIOS = ['uncontended', 'parallel64', 'workers16', 'procs4', 'quorum', 'watchdog'] as const;
+export const SCENARIOS = ['uncontended', 'parallel64', 'workers16', 'procs4', 'quorum', 'watchdog', 'readmostly'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];

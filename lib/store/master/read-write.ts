@@ -8,7 +8,7 @@ import { ExactlyOnce } from './exactly-once.js';
 
 const now = () => performance.now();
 
-/** The keys of a give-back are the ones its grant was called with: a read-write lock's. */
+/** The keys a give-back or a renewal gets are the ones the hold was taken with: a read-write lock's. */
 function sideKeys(k: LockKeys): ReadWriteKeys {
   if (!('side' in k)) throw new Error(`holdfast internal: '${k.name}' is not a read-write lock`);
   return k as ReadWriteKeys;
@@ -75,9 +75,18 @@ export class MasterReadWrite implements ReadWriteStore {
     return withTimeout(call, timeout, 'forceUnlock', k.name);
   }
 
-  renewal(k: ReadWriteKeys): RenewScript {
-    return { script: rw.renewRead, arity: 3, keys: () => [k.read, k.readers, k.write] };
-  }
+  /**
+   * One for every read hold: a renewal batch holds several names' holds and runs the
+   * script of its first item for all, so the keys come from each item's own keys.
+   */
+  readonly renewal: RenewScript = {
+    script: rw.renewRead,
+    arity: 3,
+    keys: (k) => {
+      const keys = sideKeys(k);
+      return [keys.read, keys.readers, keys.write];
+    },
+  };
 
   close(): void {
     this.once.close();
