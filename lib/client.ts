@@ -205,9 +205,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * @throws `TypeError` when `name` is not a string; `RangeError` when it is empty or too long.
    * @example
    * ```ts
-   * const doc = locks.getReadWriteLock('doc:7');
-   * const text = await doc.readLock().run(() => load(7));       // readers share
-   * await doc.writeLock().run(({ token }) => save(7, edit(text), token)); // one writer, no reader
+   * const doc = locks.getReadWriteLock(`doc:${id}`);
+   * const page = await doc.readLock().run(({ signal }) => render(signal)); // readers share
+   * await doc.writeLock().run(({ token }) => store.write(entry, token));   // one writer, no reader
    * ```
    */
   getReadWriteLock(name: string): ReadWriteLock {
