@@ -1,7 +1,7 @@
 // The behaviour specs that make the lock's connection through spec/helpers/clients.ts
 // run once per client kind: the 'ioredis' project runs every spec (ioredis is the
 // default kind), the 'node-redis' project runs only these again with HOLDFAST_CLIENT set.
-const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'semaphore'];
+const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'semaphore', 'read-write-lock'];
 
 /** @type {import('jest').Config} */
 const common = {

@@ -7,13 +7,16 @@ import type { ClientEvents } from './events.js';
 import { LockHandle } from './handles/lock.js';
 import { ownerPrefix } from './handles/owner-id.js';
 import type { LockPort } from './handles/port.js';
+import { makePort } from './port-wiring.js';
 import type { Lock } from './handles/types.js';
 import { MultiLockHandle } from './handles/multi-lock.js';
 import { checkNames } from './handles/multi-names.js';
 import type { MultiLock } from './handles/multi-types.js';
 import { checkLimit, SemaphoreHandle } from './handles/semaphore.js';
 import type { Semaphore } from './handles/semaphore-types.js';
-import { isFinal } from './errors/final.js';
+import { ReadWriteLockHandle } from './handles/read-write.js';
+import type { ReadWriteLock } from './handles/read-write-types.js';
+import { readWriteSides } from './primitives/read-write.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/fair.js';
 import { plainLock } from './primitives/plain.js';
@@ -23,19 +26,11 @@ import { semaphoreKind } from './primitives/semaphore.js';
 import { newScope, runInScope } from './scope.js';
 import { MasterStore } from './store/master/master.js';
 import { QuorumStore } from './store/quorum/quorum.js';
-import type { LockKeys, Store } from './store/types.js';
-import { unavailable } from './engine/unavailable.js';
+import type { Store } from './store/types.js';
 import { Watchdog } from './watchdog/watchdog.js';
 
 // The composition root: wires a store for the topology, the watchdog and the engine,
 // and hands out Lock handles that reach them through a narrow port (handles/port.ts).
-
-/** p, or a LockUnavailableError naming the lock when Redis could not be reached. */
-function reached<T>(keys: LockKeys, p: Promise<T>): Promise<T> {
-  return p.catch((error: unknown) => {
-    throw isFinal(error) ? error : unavailable(keys.name, error);
-  });
-}
 
 /**
  * Entry point: one per process (or per Redis topology). Hands out cheap {@link Lock}
@@ -74,7 +69,6 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private readonly engine: Engine;
   private readonly port: LockPort;
   private readonly fair: Primitive | undefined;
-  private lastUnscoped = 0;
   private closing: Promise<void> | undefined;
 
   /**
@@ -128,7 +122,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     );
     this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout, timeoutFor });
     this.fair = this.store.fairQueue ? fairLock(this.store, watchdogTimeout) : undefined;
-    this.port = this.makePort(events, timeoutFor(watchdogTimeout));
+    this.port = makePort({ engine: this.engine, store: this.store, events, queryTimeout: timeoutFor(watchdogTimeout), keyPrefix: this.options.keyPrefix, ownerPrefix: ownerPrefix(this.id) });
   }
 
   /**
@@ -213,6 +207,26 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /**
+   * A handle on a read-write lock: any number of readers or one writer, each side the
+   * Lock API (see {@link ReadWriteLock}). One master or a Cluster; cheap, and nothing is
+   * sent to Redis.
+   *
+   * @param name 1 to 1024 characters; its keys share the hash tag `{name}`.
+   * @throws {@link LockError} when the client is closed, in quorum mode, or with `syncReplicas`.
+   * @throws `TypeError` when `name` is not a string; `RangeError` when it is empty or too long.
+   * @example
+   * ```ts
+   * const doc = locks.getReadWriteLock(`doc:${id}`);
+   * const page = await doc.readLock().run(({ signal }) => render(signal)); // readers share
+   * await doc.writeLock().run(({ token }) => store.write(entry, token));   // one writer, no reader
+   * ```
+   */
+  getReadWriteLock(name: string): ReadWriteLock {
+    this.engine.assertOpen();
+    return new ReadWriteLockHandle(this.port, name, readWriteSides(this.store, this.port.keysOf(checkName(name)), this.options.watchdogTimeout));
+  }
+
+  /**
    * Runs `fn` in a new owner scope: everything `fn` awaits is one owner, so nested
    * `lock()`/`run()` calls on a lock the scope holds reenter instead of waiting, and
    * `unlock()` from a scope that does not hold the lock rejects with LockNotHeldError. Scopes are process-wide: one
@@ -256,32 +270,5 @@ export class LockClient extends EventEmitter<ClientEvents> {
   /** {@link LockClient.close} was called. */
   get isClosed(): boolean {
     return this.engine.closed;
-  }
-
-  private makePort(events: EventHub, queryTimeout: number): LockPort {
-    const { engine, store } = this;
-    const prefix = this.options.keyPrefix;
-    const owner = ownerPrefix(this.id);
-    return {
-      assertOpen: () => engine.assertOpen(),
-      keysOf: (name) => {
-        const key = `${prefix}{${name}}`;
-        return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next`, waiting: `${key}:waiting`, alive: `${key}:alive` };
-      },
-      ownerOf: (scope) => owner + scope.id,
-      unscopedOwner: () => `${owner}~${(++this.lastUnscoped).toString(36)}`,
-      holdOf: (keys, owner) => engine.holds.get(keys.id, owner),
-      acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
-      release: (hold) => engine.release(hold),
-      // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
-      forceUnlock: (keys) => reached(keys, engine.forceUnlock(keys)),
-      isLocked: (keys) => reached(keys, store.isLocked(keys, queryTimeout)),
-      holdCount: (keys, owner) => reached(keys, store.holdCount(keys, owner, queryTimeout)),
-      pttl: (keys) => reached(keys, store.pttl(keys, queryTimeout)),
-      inspect: (keys) => reached(keys, store.inspect(keys, queryTimeout)),
-      permitsHeld: (keys, limit) => reached(keys, store.semaphore!.held(keys, limit, queryTimeout)),
-      eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
-      forgetEvents: (name) => events.forget(name),
-    };
   }
 }

@@ -7,6 +7,8 @@
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
  *   npm run chaos -- --semaphore  # workers also take 1-3 permits of semaphore 'sem' (limit 5):
  *     at most 5 held at once (spec/chaos/permits.ts); with a single Redis or --cluster
+ *   npm run chaos -- --rw         # read-write locks (with --cluster too): workers read or write;
+ *                                 # never a reader and a writer at once, at most one writer
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
  *     acquired/released/lost events by owner, which owner each section is, and why a
@@ -79,6 +81,8 @@ export interface ChaosOptions {
   faultGap?: [number, number];
   /** Kinds of fault to inject (default: all). */
   faults?: FaultKind[];
+  /** Workers take read-write locks (getReadWriteLock), reading or writing; not with quorum mode. */
+  readWrite?: boolean;
   /** Progress lines on stderr. */
   verbose?: boolean;
   /** Keep the log directory even when the run is clean. */
@@ -161,6 +165,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       locks: LOCKS,
       watchdogTimeout: lease,
       semaphore: opts.semaphore ? SEMAPHORE : undefined,
+      readWrite: opts.readWrite,
     };
     const child = spawn(
       process.execPath,
@@ -488,7 +493,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   if (permits) report.violations.push(...permits.violations);
   const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
-    `holdfast chaos${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
     ...(permits ? [formatPermitReport(permits, limits)] : []),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
@@ -556,6 +561,8 @@ function readCommandLine(argv: string[]): ChaosOptions {
   if (values.semaphore) opts.semaphore = true;
   if (values.quorum) opts.mode = 'quorum';
   if (values.cluster) opts.mode = 'cluster';
+  if (values.rw) opts.readWrite = true;
+  if (values.rw && values.quorum) throw new Error('--rw: read-write locks refuse quorum mode');
   if (values.faults !== undefined) {
     const list = values.faults.split(',').filter(Boolean);
     const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
@@ -580,6 +587,7 @@ function parseCommandLine(argv: string[]) {
       quorum: { type: 'boolean' },
       cluster: { type: 'boolean' },
       semaphore: { type: 'boolean' },
+      rw: { type: 'boolean' },
     },
   });
 }

@@ -207,6 +207,16 @@ describe('chaos checker on hand-made histories', () => {
     expect(kinds([late, next], [pause])).toEqual([]);
     expect(kinds([late, { ...next, token: 8 }], [pause])).toEqual(expect.arrayContaining(['token', 'fencing']));
   });
+
+  it('read-write locks: lets reads overlap, catches a read overlapping a write, two writes, and a read with a stale token', () => {
+    const read = (p: Partial<Hold> & Pick<Hold, 'token' | 'start'>) => hold({ side: 'read', writes: [], ...p });
+    const write = (p: Partial<Hold> & Pick<Hold, 'token' | 'start'>) => hold({ side: 'write', ...p });
+    expect(kinds([write({ token: 7, start: 900, end: 990 }), read({ token: 7, start: 1_000, end: 1_200 }), read({ token: 7, start: 1_100, end: 1_300, pid: 101 }), write({ token: 8, start: 1_300 })])).toEqual([]);
+    expect(kinds([read({ token: 7, start: 1_000, end: 1_200 }), write({ token: 8, start: 1_150, pid: 101 })])).toEqual(['overlap']);
+    expect(kinds([write({ token: 8, start: 1_000, end: 1_200 }), read({ token: 8, start: 1_150, pid: 101 })])).toEqual(['overlap']);
+    expect(kinds([write({ token: 8, start: 1_000, end: 1_200 }), write({ token: 9, start: 1_150, pid: 101 })])).toEqual(['overlap']);
+    expect(kinds([write({ token: 8, start: 1_000, end: 1_100 }), read({ token: 7, start: 1_150, pid: 101 })])).toEqual(['token']);
+  });
 });
 
 describe('a real chaos run', () => {
@@ -219,6 +229,14 @@ describe('a real chaos run', () => {
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100); // ~250-400 on an idle 2-core machine
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     expect(result.report.lostHolds).toBeGreaterThanOrEqual(1);
+  });
+
+  it('read-write locks: never a reader and a writer at once, at most one writer, under the same faults', async () => {
+    const result = await runChaos({ readWrite: true, durationMs: 20_000, faultGap: [500, 1_200] });
+    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
+    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100);
+    for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 
   it('keeps mutual exclusion on a Redis Cluster whose nodes restart empty', async () => {

@@ -158,3 +158,44 @@ it('a wait for a name whose node is down ends within its budget with LockUnavail
   await waitFor(() => locks.getLock(lockName).tryLock(0, 2_000).catch(() => false), { timeout: 20_000, message: 'locking works again' });
   await locks.getLock(lockName).forceUnlock();
 });
+
+// The read-write lock: every key of a name under its hash tag, so each script runs on
+// the one master of that slot; waiters are woken by sharded pub/sub.
+it('read-write lock: shares reads, excludes a writer, wakes waiters across clients, leaves nothing behind', async () => {
+  // Names on several masters: each must work wherever its slot lives.
+  for (const lockName of ['doc:1', 'doc:2', 'doc:3', 'doc:4']) {
+    const [a, b] = [client().getReadWriteLock(lockName), client().getReadWriteLock(lockName)];
+    await a.readLock().lock();
+    await b.readLock().lock();
+    expect((await a.readLock().inspect()).holders).toHaveLength(2);
+    const writing = b.writeLock().tryLock(5_000);
+    await waitFor(async () => (await a.readLock().inspect()).waiters === 1, { message: 'the writer queued' });
+    // Behind the waiting writer, a new reader of another owner waits too.
+    const c = client().getReadWriteLock(lockName);
+    const reading = c.readLock().tryLock(5_000);
+    await waitFor(async () => (await a.readLock().inspect()).waiters === 2, { message: 'the reader queued' });
+    await a.readLock().unlock();
+    await b.readLock().unlock();
+    expect(await writing).toBe(true);
+    const token = await b.writeLock().inspect();
+    await b.writeLock().unlock();
+    expect(await reading).toBe(true);
+    expect((await a.readLock().inspect()).token).toBe(token.token);
+    await c.readLock().unlock();
+    const left = [];
+    for (const suffix of ['', ':read', ':readers', ':queue', ':deadlines']) left.push(await redis.exists(`${key(lockName)}${suffix}`));
+    expect(left).toEqual([0, 0, 0, 0, 0]);
+  }
+}, 30_000);
+
+it('read-write lock: renews read holds with the watchdog on their own master', async () => {
+  const locks = client();
+  const rw = locks.getReadWriteLock('renewed:1');
+  let renewals = 0;
+  locks.on('renewed', (e) => e.kind === 'read' && (renewals += 1));
+  await rw.readLock().lock();
+  await waitFor(() => renewals >= 3, { timeout: 3_000, message: 'three renewals' });
+  expect(await rw.readLock().isLocked()).toBe(true);
+  await rw.readLock().unlock();
+  expect(await redis.exists(`${key(rw.name)}:read`)).toBe(0);
+});

@@ -7,6 +7,7 @@ import { transfer } from '../examples/await-using';
 import { watchLocks } from '../examples/events';
 import { FencedStore, saveProfile } from '../examples/fencing';
 import { lockScope, orderService } from '../examples/nested-services';
+import { documents } from '../examples/read-write';
 import { quorumLocks } from '../examples/topologies';
 import { nightlyReport } from '../examples/try-lock';
 import { waitFor } from './helpers/wait';
@@ -131,4 +132,40 @@ it('the semaphore example keeps at most 10 permits in use, batches taking 2', as
   expect(most).toBeGreaterThan(1);
   expect(most).toBeLessThanOrEqual(10);
   expect(await redis.keys('holdfast:{api:quota}*')).toEqual([]);
+});
+
+it('read-write: readers share, an edit writes alone with a rising token, then reads on while others read too', async () => {
+  const texts = new Map([['7', 'v0']]);
+  const tokens: number[] = [];
+  let reading = 0;
+  let readDuringIndex = false;
+  let editing = 0;
+  let editsAtOnce = 0;
+  const store = {
+    load: async (id: string) => {
+      reading += 1;
+      await new Promise((r) => setTimeout(r, 5));
+      reading -= 1;
+      return texts.get(id)!;
+    },
+    save: async (id: string, text: string, token: number) => {
+      if (tokens.length > 0 && token <= tokens[tokens.length - 1]!) throw new Error('stale token');
+      if (reading > 1) throw new Error('a reader was in during the write');
+      tokens.push(token);
+      texts.set(id, text);
+    },
+    // Downgraded: a plain read gets in while the edit still indexes.
+    index: async () => {
+      editsAtOnce = Math.max(editsAtOnce, ++editing);
+      readDuringIndex ||= (await Promise.race([docs.read('7').then(() => true), new Promise((r) => setTimeout(() => r(false), 2_000))])) === true;
+      editing -= 1;
+    },
+  };
+  const docs = documents(locks, store);
+  const results = await Promise.all([docs.edit('7', (t) => `${t}+a`), docs.read('7'), docs.edit('7', (t) => `${t}+b`), docs.read('7')]);
+  expect(texts.get('7')).toMatch(/^v0\+[ab]\+[ab]$/);
+  expect(tokens).toHaveLength(2);
+  expect(readDuringIndex).toBe(true);
+  expect(editsAtOnce).toBe(1);
+  expect(results[1]).toMatch(/^v0/);
 });

@@ -332,3 +332,39 @@ describe('a nested unlock whose call fails', () => {
     await waitFor(async () => (await admin.exists(key(lock.name))) === 0, { timeout: 2_000, interval: 10, message: 'the leftover level dropped' });
   });
 });
+
+describe('read-write lock', () => {
+  /** A fresh read-write lock, its scripts loaded (the paused call must be the EVALSHA itself). */
+  async function freshRw() {
+    const rw = locks.getReadWriteLock(`resend-rw-${++n}`);
+    await rw.readLock().run(async () => undefined);
+    return rw;
+  }
+  const readers = async (lockName: string) => Object.values(await admin.hgetall(`${key(lockName)}:read`)).map(Number);
+
+  it.each(['read', 'write'] as const)('counts a %s acquisition once when its reply is lost and resent', async (side) => {
+    const rw = await freshRw();
+    const lock = side === 'read' ? rw.readLock() : rw.writeLock();
+    const hash = side === 'read' ? `${key(rw.name)}:read` : key(rw.name);
+    expect(await replyLost(() => lock.tryLock(), async () => (await admin.exists(hash)) === 1)).toBe(true);
+    expect(Object.values(await admin.hgetall(hash)).map(Number)).toEqual([1]);
+    await lock.unlock();
+    expect(await admin.exists(hash, `${key(rw.name)}:readers`)).toBe(0);
+  });
+
+  it('counts a read reentry once, and drops one read level, not two, when a nested unlock is resent', async () => {
+    const rw = await freshRw();
+    await locks.scope(async () => {
+      await rw.readLock().lock();
+      await replyLost(() => rw.readLock().lock(), async () => (await readers(rw.name))[0] === 2);
+      expect(await readers(rw.name)).toEqual([2]);
+      await rw.readLock().lock();
+      await replyLost(() => rw.readLock().unlock(), async () => (await readers(rw.name))[0] === 2);
+      expect(await readers(rw.name)).toEqual([2]);
+      expect(await rw.readLock().getHoldCount()).toBe(2);
+      await rw.readLock().unlock();
+      await rw.readLock().unlock();
+    });
+    expect(await admin.exists(`${key(rw.name)}:read`, `${key(rw.name)}:readers`)).toBe(0);
+  });
+});

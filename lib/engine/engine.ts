@@ -201,9 +201,10 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   /** Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */
-  async forceUnlock(keys: LockKeys): Promise<boolean> {
+  async forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean> {
     this.assertOpen();
-    const deleted = await this.store.forceUnlock(keys, this.timeoutFor(this.settings.watchdogTimeout));
+    const timeout = this.timeoutFor(this.settings.watchdogTimeout);
+    const deleted = await (primitive?.forceUnlock ? primitive.forceUnlock(this.store, keys, timeout) : this.store.forceUnlock(keys, timeout));
     for (const hold of [...this.holds.of(keys.id)]) hold.lose('deleted');
     return deleted;
   }

@@ -1,7 +1,8 @@
 import type { Hold } from './hold.js';
 
 /**
- * What a client holds, by key and owner. Almost always one owner holds a key, so the
+ * What a client holds, by hold id (keys.id: the key itself for a lock, one per side of
+ * a read-write lock) and owner. Almost always one owner holds a key, so the
  * entry is the Hold itself; a map appears only while several owners of this client are
  * recorded for one key (a lost hold not yet unlocked, beside its successor). This keeps
  * a lock/unlock cycle from allocating a Map per acquisition.
@@ -33,7 +34,7 @@ export class HoldRegistry {
   }
 
   add(hold: Hold): void {
-    const { key } = hold.keys;
+    const key = hold.keys.id;
     const entry = this.byKey.get(key);
     if (entry === undefined || (!(entry instanceof Map) && entry.owner === hold.owner)) {
       this.byKey.set(key, hold);
@@ -46,7 +47,7 @@ export class HoldRegistry {
 
   /** Forgets hold, unless another Hold object has replaced it for its owner. */
   remove(hold: Hold): void {
-    const { key } = hold.keys;
+    const key = hold.keys.id;
     const entry = this.byKey.get(key);
     if (entry === hold) {
       this.byKey.delete(key);

@@ -16,18 +16,20 @@ import type { Held, HeldContext, Lock, LockInfo } from './types.js';
 export class LockHandle implements Lock {
   readonly name: string;
   readonly fair: boolean;
-  private readonly keys: LockKeys;
+  protected readonly keys: LockKeys;
   /** Holds this handle took outside every scope, oldest first. */
   private readonly unscoped: Hold[] = [];
 
   constructor(
-    private readonly port: LockPort,
+    protected readonly port: LockPort,
     name: string,
     private readonly primitive: Primitive,
+    /** Absent: the name's lock keys (port.keysOf). */
+    keys?: LockKeys,
   ) {
     this.name = name;
     this.fair = primitive.kind === 'fair';
-    this.keys = port.keysOf(name);
+    this.keys = keys ?? port.keysOf(name);
   }
 
   lock(leaseOrOptions?: number | LockOptions): Promise<void> {
@@ -67,7 +69,7 @@ export class LockHandle implements Lock {
 
   async forceUnlock(): Promise<boolean> {
     this.port.assertOpen();
-    return this.port.forceUnlock(this.keys);
+    return this.port.forceUnlock(this.keys, this.primitive);
   }
 
   async isLocked(): Promise<boolean> {
@@ -100,7 +102,8 @@ export class LockHandle implements Lock {
       ttl: state.pttl,
       token: state.token,
       holders: state.holders.map(({ owner, count }) => ({ owner, ...ownerOrigin(owner), count })),
-      waiters: this.fair ? state.queued : null,
+      // Known where waiters queue in Redis: the fair lock's, a read-write lock's (both sides).
+      waiters: this.primitive.waits === 'fairQueue' ? state.queued : null,
     };
   }
 
@@ -167,7 +170,7 @@ export class LockHandle implements Lock {
   }
 
   /** Not async (one promise layer less on every lock()); throws only on a closed client. */
-  private take(leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+  protected take(leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
     this.port.assertOpen();
     const scope = currentScope();
     if (scope) return this.port.acquire(this.primitive, this.keys, this.port.ownerOf(scope), leaseTime, waitTime, signal);
@@ -177,8 +180,8 @@ export class LockHandle implements Lock {
     });
   }
 
-  /** The current scope when it already holds this lock (run/acquire then reenter). */
-  private reentrantScope(): Scope | undefined {
+  /** The current scope when it already holds this lock (run then reenters). */
+  protected reentrantScope(): Scope | undefined {
     const scope = currentScope();
     return scope && this.port.holdOf(this.keys, this.port.ownerOf(scope))?.joinable ? scope : undefined;
   }

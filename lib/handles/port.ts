@@ -19,7 +19,8 @@ export interface LockPort {
   holdOf(keys: LockKeys, owner: string): Hold | undefined;
   acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null>;
   release(hold: Hold): Promise<void>;
-  forceUnlock(keys: LockKeys): Promise<boolean>;
+  /** `primitive`: whose forceUnlock deletes the holds (absent: the lock hash's). */
+  forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean>;
   isLocked(keys: LockKeys): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;

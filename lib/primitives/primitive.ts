@@ -27,6 +27,8 @@ export interface Primitive {
   attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean): Promise<AcquireResult>;
   /** Drops one level of owner's, `held` being the levels the client holds before the call. */
   release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
+  /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
+  forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
   /** Waits 'fairQueue' only: a waiter that gives up leaves the queue. */
   leave?(store: Store, keys: LockKeys, owner: string, timeout: number): Promise<void>;
 }

@@ -122,6 +122,38 @@ export interface SemaphoreStore {
 }
 
 /**
+ * The names of a read-write lock, all under its `{name}` hash tag. Both sides' keys
+ * carry all of them; `key` is the side's own hash (`write`, or `read`), `fairChannel`
+ * its waiters' channel, `queue`/`deadlines` the waiters of both sides.
+ */
+export interface ReadWriteKeys extends LockKeys {
+  /** Which side: 'r' the read holds, 'w' the write hold. */
+  readonly side: 'r' | 'w';
+  /** The write hold: hash owner -> levels (a lock's layout). */
+  readonly write: string;
+  /** The read holds: hash owner -> levels. */
+  readonly read: string;
+  /** Each read hold's own expiry: sorted set owner -> ms (server clock). */
+  readonly readers: string;
+  readonly readChannel: string;
+  readonly writeChannel: string;
+}
+
+/**
+ * Capability: the read-write lock (one master or a Cluster; not with syncReplicas).
+ * Waiters of both sides wait in one queue in Redis; `enqueue` joins (or heartbeats) it
+ * when not granted, and leave() leaves it.
+ */
+export interface ReadWriteStore {
+  acquire(keys: ReadWriteKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
+  leave(keys: ReadWriteKeys, owner: string, timeout: number): Promise<void>;
+  forceUnlock(keys: ReadWriteKeys, timeout: number): Promise<boolean>;
+  /** The watchdog's renewal of read holds, every name's (a write hold is renewed as a lock is). */
+  readonly renewal: RenewScript;
+}
+
+/**
  * The port to Redis: one implementation per topology (MasterStore for one master or a
  * Cluster, QuorumStore for N independent masters), optional capabilities beside it.
  *
@@ -136,6 +168,7 @@ export interface Store {
   readonly rtt: number;
   readonly handOff?: HandOff;
   readonly fairQueue?: FairQueue;
+  readonly readWrite?: ReadWriteStore;
   readonly semaphore?: SemaphoreStore;
   readonly waitingList?: WaitingList;
   /** `queued`: the caller waits, so it joins the waiting list when refused (if the store has one). */

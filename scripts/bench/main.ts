@@ -5,7 +5,7 @@
  *
  *   npm run bench                      # default: ~5 min on 2 cores
  *   npm run bench -- --quick           # smoke run, < 1 min
- *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..8)
+ *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..9)
  *   npm run bench -- --only semaphore  # holdfast's Semaphore against redis-semaphore's (opt-in)
  *   npm run bench -- --baseline main   # also holdfast at git ref `main`, next to the working tree
  *   options: --rounds N; --impl holdfast[,redlock...] (only these, and the floor);
@@ -24,6 +24,8 @@
  *   5 procs4       4 processes on one key, 0 ms and 2 ms think time
  *   6 quorum       uncontended cycle on 3 independent masters
  *   7 watchdog     10 000 held locks under the watchdog; heap per lock, heap growth
+ *   8 readmostly   16 loops on one name holding 1 ms: read-write lock vs the plain lock (not in the chart)
+ *   9 semaphore    holdfast's Semaphore against redis-semaphore's (opt-in)
  *
  * --baseline <git-ref> checks that ref out into a temporary git worktree (baseline.ts)
  * and adds holdfast@<ref> (and its fair lock) right after each holdfast implementation,
@@ -58,6 +60,7 @@ import type { ScenarioResult } from './results';
 import { parallel64 } from './scenarios/parallel64';
 import { procs4 } from './scenarios/procs4';
 import { quorum } from './scenarios/quorum';
+import { readMostly } from './scenarios/read-mostly';
 import { uncontended } from './scenarios/uncontended';
 import { watchdog, type WatchdogRun } from './scenarios/watchdog';
 import { semaphore } from './scenarios/semaphore';
@@ -155,6 +158,7 @@ async function main(): Promise<void> {
     if (only.has('quorum')) results.set('quorum', await quorum(env));
     if (only.has('watchdog')) watchdogRuns = await watchdog(env);
     if (only.has('semaphore')) results.set('semaphore', await semaphore(env));
+    if (only.has('readmostly')) results.set('readmostly', await readMostly(env));
   } catch (e) {
     failure = e;
     log(`FAILED: ${errorStack(e)}`);
@@ -204,7 +208,8 @@ async function main(): Promise<void> {
   );
   writeJson({ meta, config: cfg, scenarios: [...results.values()], watchdog: wdNow, baselineWatchdog: wdBase, targets, failed });
   if (svg && results.size > 0 && !failure) {
-    writeSvg([...results.values()], { summary: meta.summary, footnote: meta.footnote, baselineRef: baseline?.ref });
+    // The chart is × the raw floor; readmostly's ratios are × the plain lock.
+    writeSvg([...results.values()].filter((s) => s.id !== 'readmostly'), { summary: meta.summary, footnote: meta.footnote, baselineRef: baseline?.ref });
   } else {
     log(`docs/bench.svg not written (${failure ? 'the run failed' : 'only full default runs write it; --svg forces'})`);
   }

@@ -7,7 +7,8 @@
  * process.hrtime / performance.now() would not be (each process has its own origin).
  *
  * What is checked, per lock name:
- *  - mutual exclusion: critical sections [start, end] sorted by start never overlap,
+ *  - mutual exclusion: critical sections [start, end] sorted by start never overlap
+ *    (read-write locks: reads may overlap reads, never a write; writes never overlap),
  *    unless the earlier holder had been told it lost the lock (lostAt <= later start),
  *    or the overlap is excused by a fault that no lock service on one Redis can mask:
  *    an empty restart of Redis (the key is gone: 'dataLoss') or a SIGSTOP of the
@@ -19,7 +20,9 @@
  *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
  *    excuses nothing for the others;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
- *    empty restart (the `:fence` counter lived in memory), and is counted;
+ *    empty restart (the `:fence` counter lived in memory), and is counted (read-write
+ *    locks: writes' tokens; a read carries at least the token of every write that
+ *    ended before it began);
  *  - a fenced store (accepts a write only if its token is >= the highest seen; the
  *    store is reset with Redis, i.e. ordered per data epoch) must reject every late
  *    write: a write of a hold made after a later hold of the same lock has written
@@ -54,9 +57,11 @@ export interface Fault {
 
 /** One line of a worker's JSONL log. `id` joins the lines of one hold. */
 export type LogRecord =
-  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts. */
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number }
+  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts; side: a read-write lock's. */
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write' }
   | { type: 'w'; id: string; at: number }
+  /** A reader acted in its section (it writes nothing to the fenced store). */
+  | { type: 'act'; id: string; at: number }
   | { type: 'lost'; id: string; at: number; reason?: string }
   | { type: 'end'; id: string; at: number }
   | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string }
@@ -91,6 +96,8 @@ export interface Hold {
   worker: number;
   pid: number;
   lock: string;
+  /** A read-write lock's side; absent: a lock (exclusive). */
+  side?: 'read' | 'write';
   token: number;
   /** A semaphore's section: the permits it held (checked by spec/chaos/permits.ts, not as a lock). */
   permits?: number;
@@ -203,7 +210,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   const pending: LogRecord[] = [];
   for (const r of records) {
     if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }) });
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }) });
     } else pending.push(r);
   }
   for (const r of pending) {
@@ -213,6 +220,8 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
     switch (r.type) {
       case 'w':
         h.writes.push(r.at);
+        break;
+      case 'act':
         break;
       case 'lost':
         if (h.lostAt === undefined || r.at < h.lostAt) {
@@ -375,6 +384,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
       for (let i = 0; i < j; i++) {
         const a = list[i]!;
         if (a.end! <= b.start) continue;
+        if (a.side === 'read' && b.side === 'read') continue; // readers share
         if (a.lostAt !== undefined && a.lostAt <= b.start) {
           report.overlapsAfterLoss++;
           continue;
@@ -410,10 +420,11 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
       }
     }
 
-    // Fencing tokens strictly increase in start order.
-    for (let i = 1; i < list.length; i++) {
-      const p = list[i - 1]!;
-      const c = list[i]!;
+    // Fencing tokens strictly increase in start order (writes; reads carry the last write's).
+    const exclusive = list.filter((h) => h.side !== 'read');
+    for (let i = 1; i < exclusive.length; i++) {
+      const p = exclusive[i - 1]!;
+      const c = exclusive[i]!;
       if (c.token > p.token) continue;
       if (lossBetween(p.start, c.start, lossTimes, slack)) {
         report.tokenResets++;
@@ -422,9 +433,11 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
       violations.push({ kind: 'token', lock, message: `token went from ${p.token} (${p.id}, start ${p.start}) to ${c.token} (${c.id}, start ${c.start})` });
     }
 
+    violations.push(...readTokenViolations(lock, list, lossTimes, slack));
+
     // A fenced store: accepts a write only if (epoch, token) >= the highest seen.
     const writes: { at: number; hold: Hold; epoch: number }[] = [];
-    for (const h of list) {
+    for (const h of exclusive) {
       // The data epoch in which the hold was granted: its start, less the slack
       // (a grant from the old server may be logged just after it died).
       const epoch = epochOf(h.start - slack, lossTimes);
@@ -444,7 +457,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
         report.writes.accepted++;
       }
       // Late: a later hold of this lock had begun, and written, before this write.
-      const successor = list.find((o) => o !== h && o.start > h.start && o.writes.length > 0 && o.writes[0]! < w.at);
+      const successor = exclusive.find((o) => o !== h && o.start > h.start && o.writes.length > 0 && o.writes[0]! < w.at);
       if (successor) {
         if (!accepted) report.writes.rejectedLate++;
         else if (lossBetween(h.start, w.at, lossTimes, 0)) report.writes.acceptedLateAfterDataLoss++;
@@ -483,6 +496,25 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     }
   }
   return report;
+}
+
+/**
+ * Read-write locks: a read's token is the counter when it began, so at least the token
+ * of every write that had ended by then (unless the counter was lost with the data).
+ */
+function readTokenViolations(lock: string, list: readonly Hold[], lossTimes: readonly number[], slack: number): Violation[] {
+  const out: Violation[] = [];
+  // Writes that ended cleanly, by end; reads by start (list is sorted by start): one pass.
+  const writes = list.filter((w) => w.side === 'write' && !w.killed && w.lostAt === undefined).sort((a, b) => a.end! - b.end!);
+  let last: Hold | undefined;
+  let i = 0;
+  for (const r of list) {
+    if (r.side !== 'read') continue;
+    for (; i < writes.length && writes[i]!.end! < r.start; i++) if (!last || writes[i]!.token > last.token) last = writes[i];
+    if (!last || r.token >= last.token || lossBetween(last.start, r.start, lossTimes, slack)) continue;
+    out.push({ kind: 'token', lock, message: `read ${r.id} (start ${r.start}) carried token ${r.token}, below ${last.token} of write ${last.id} that ended at ${last.end}` });
+  }
+  return out;
 }
 
 /** The latest fault that can explain the loss of h: one that hit Redis, or h's own process or connection. */

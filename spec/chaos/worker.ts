@@ -36,6 +36,8 @@ export interface WorkerConfig {
   seed?: number;
   /** A semaphore the tasks also take permits of (1 to 3 at a time), in about a third of their turns. */
   semaphore?: { name: string; limit: number };
+  /** Read-write locks: each section reads (most) or writes; readers log no fenced writes. */
+  readWrite?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -124,12 +126,14 @@ interface Slot {
 }
 
 /** The critical section: log the acquisition, write (fenced) until done or lost, log the end. */
-async function section(slot: Slot, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>, permits?: number): Promise<void> {
+async function section(slot: Slot, side: Side, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>, permits?: number): Promise<void> {
   const id = `${config.worker}.${config.gen}.${task}.${++holdSeq}`;
   slot.id = id;
   active.set(lockName, (active.get(lockName) ?? 0) + 1);
   const start = Date.now();
-  log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start, ...(permits === undefined ? {} : { permits }) });
+  log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start, ...(side === 'lock' ? {} : { side }), ...(permits === undefined ? {} : { permits }) });
+  // A reader acts (its last action dates the section's end) but writes nothing to the fenced store.
+  const act = side === 'read' ? 'act' : 'w';
   if (trace) note(`trace section ${id} ${lockName} owner ${lastAcquired}`);
   const onAbort = () => {
     const reason = signal.reason instanceof LockLostError ? signal.reason.reason : String(signal.reason);
@@ -139,7 +143,7 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
   else signal.addEventListener('abort', onAbort, { once: true });
   try {
     // First write at once: a successor's write fences off everything its predecessor writes later.
-    log({ type: 'w', id, at: Date.now() });
+    log({ type: act, id, at: Date.now() });
     const until = start + holdTime();
     // Sometimes reenter the same lock (a nested service method): its lock and unlock
     // must change nothing for other owners, even when a reply is lost and resent.
@@ -147,14 +151,15 @@ async function section(slot: Slot, lockName: string, task: number, signal: Abort
     while (!signal.aborted && Date.now() < until) {
       await sleep(rand(1, 25));
       if (signal.aborted) break;
-      log({ type: 'w', id, at: Date.now() });
+      log({ type: act, id, at: Date.now() });
       if (reenter) {
         reenter = false;
-        await locks
-          .getLock(lockName)
+        // A writer sometimes reenters by reading (its scope may), and reads on.
+        const inside = side === 'write' && Math.random() < 0.5 ? 'read' : side;
+        await handle(lockName, inside)
           .run(async () => {
             await sleep(rand(1, 20));
-            if (!signal.aborted) log({ type: 'w', id, at: Date.now() });
+            if (!signal.aborted) log({ type: act, id, at: Date.now() });
           })
           .catch((e: Error) => void (trace && note(`trace inner ${id} ${lockName}: ${e.message}`))); // a loss shows on the outer section's signal
       }
@@ -169,11 +174,22 @@ function outcomeOf(error: unknown): 'lost' | 'error' {
   return error instanceof LockLostError ? 'lost' : 'error';
 }
 
+type Side = 'lock' | 'read' | 'write';
+
+/** The Lock a section takes: the lock, or a side of the read-write lock of that name. */
+function handle(name: string, side: Side) {
+  if (side === 'lock') return locks.getLock(name);
+  const rw = locks.getReadWriteLock(name);
+  return side === 'read' ? rw.readLock() : rw.writeLock();
+}
+
 /** lock.run(section), then the outcome line; false when the lock was not acquired. */
 async function hold(name: string, t: number, waitTime: number, inner?: () => Promise<void>): Promise<boolean> {
   const slot: Slot = {};
+  // Read-mostly, as read-write locks are used.
+  const side: Side = !config.readWrite ? 'lock' : Math.random() < 0.7 ? 'read' : 'write';
   try {
-    await locks.getLock(name).run(async ({ signal, token }) => section(slot, name, t, signal, token, inner), { waitTime });
+    await handle(name, side).run(async ({ signal, token }) => section(slot, side, name, t, signal, token, inner), { waitTime });
     if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
   } catch (e) {
     // No id: the lock was never acquired (wait ran out, Redis unreachable).
@@ -190,7 +206,7 @@ async function holdPermits(sem: { name: string; limit: number }, t: number, wait
   const slot: Slot = {};
   const permits = rand(1, 3);
   try {
-    await locks.getSemaphore(sem.name, sem.limit).run(async ({ signal }) => section(slot, sem.name, t, signal, 0, undefined, permits), { permits, waitTime });
+    await locks.getSemaphore(sem.name, sem.limit).run(async ({ signal }) => section(slot, 'lock', sem.name, t, signal, 0, undefined, permits), { permits, waitTime });
     if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
   } catch (e) {
     if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });

@@ -11,6 +11,7 @@ import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner,
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
+import { MasterReadWrite } from './read-write.js';
 import { ReplicaSync } from './replica-sync.js';
 import { MasterSemaphore } from './semaphore.js';
 import { clusterSlot } from './slot.js';
@@ -38,8 +39,9 @@ const waiterId = () => randomBytes(9).toString('base64url');
 
 /**
  * One Redis master, or a Cluster (each script touches one slot, so the client library
- * routes it by its first key), through the client port (store/client). It has both capabilities: hand-off in the release script, and the fair
- * lock's queue.
+ * routes it by its first key), through the client port (store/client). Its capabilities:
+ * hand-off in the release script, the fair lock's queue, and the read-write lock
+ * (read-write.ts).
  */
 export class MasterStore implements Store {
   readonly size = 1;
@@ -50,6 +52,8 @@ export class MasterStore implements Store {
   waitingList: WaitingList | undefined;
   /** Absent with syncReplicas: its grants are not followed by WAIT (getSemaphore refuses it up front). */
   readonly semaphore: SemaphoreStore | undefined;
+  /** Absent with syncReplicas (see read-write.ts). */
+  readonly readWrite: MasterReadWrite | undefined;
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
   readonly once: ExactlyOnce;
@@ -79,6 +83,7 @@ export class MasterStore implements Store {
     this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
     this.handOff = this.sync ? undefined : { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
     this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
+    this.readWrite = this.sync ? undefined : new MasterReadWrite(connection, levelsNow, keyRetention, this.publish);
     this.fairQueue = {
       acquire: (k, owner, lease, heartbeat, enqueue, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, enqueue, timeout, held),
       release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),
@@ -264,6 +269,7 @@ export class MasterStore implements Store {
   async close(): Promise<void> {
     this.connection.close();
     this.once.close();
+    this.readWrite?.close();
     this.restarts?.close();
     await this.subscriber.close();
   }

@@ -4,10 +4,11 @@ import * as sources from './sources.js';
 /** Per key of a renew batch: renewed, held by another owner, or gone. */
 export type RenewReply = 'renewed' | 'taken' | 'deleted';
 
+/** Decodes a renewal batch's reply (1 renewed, 2 taken, 0 deleted per hold), for every renewal script. */
+export const decodeRenew = (raw: unknown): RenewReply[] => ints(raw).map((r) => (r === 1 ? 'renewed' : r === 2 ? 'taken' : 'deleted'));
+
 /** renew.lua: KEYS the lock hashes of one slot; ARGV owner and lease per key. */
-export const renew = new Script<(string | number)[], RenewReply[]>('renew', sources.renew, (raw) =>
-  ints(raw).map((r) => (r === 1 ? 'renewed' : r === 2 ? 'taken' : 'deleted')),
-);
+export const renew = new Script<(string | number)[], RenewReply[]>('renew', sources.renew, decodeRenew);
 
 /** set-level.lua: KEYS lock; ARGV owner, level. True when set (the owner holds it). */
 export const setLevel = new Script<[owner: string, level: number], boolean>('set-level', sources.setLevel, (raw) => Number(raw) === 1);

@@ -15,7 +15,8 @@ export type ReleaseReply =
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
 
-const decode = (raw: unknown): ReleaseReply => {
+/** Decodes a release reply: {0} not held, {1, count} still held, {2, receivers} released, {3, token} handed off. */
+export const decode = (raw: unknown): ReleaseReply => {
   // Indexed in place (Redis sends integers): no array copied per call on the hot path.
   const r = raw as number[];
   switch (r[0]) {

@@ -1,0 +1,50 @@
+import { LockError } from '../errors/LockError.js';
+import type { LockKeys, ReadWriteKeys, ReadWriteStore, Store } from '../store/types.js';
+import type { Primitive } from './primitive.js';
+
+/** One side of a read-write lock: its keys (the hold's id among them) and how it is taken. */
+export interface ReadWriteSide {
+  readonly keys: ReadWriteKeys;
+  readonly primitive: Primitive;
+}
+
+/**
+ * The two sides of the read-write lock `lock.name` (getReadWriteLock), over the store's
+ * readWrite capability: one master or a Cluster. Quorum mode has no single place for
+ * the readers and the queue of waiters, and syncReplicas would need its WAIT behind
+ * each grant and renewal: both are refused here, before anything is sent.
+ *
+ * The write hold lives in the name's lock hash (`holdfast:{name}`), the read holds in
+ * `…:read` with their own expiries in `…:readers`; waiters of both sides share the
+ * queue in Redis (scripts/_rwnow.lua). Each side is its own hold (keys.id `…#r`,
+ * `…#w`), so a scope may hold both.
+ */
+export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number): { read: ReadWriteSide; write: ReadWriteSide } {
+  const rw = store.readWrite;
+  if (!rw) {
+    throw new LockError(
+      store.size > 1
+        ? 'read-write locks need one master or a Cluster; quorum mode has no single place to keep the readers and the queue of waiters'
+        : 'read-write locks do not support the syncReplicas option (their grants and renewals are not followed by WAIT)',
+      { lockName: lock.name },
+    );
+  }
+  const base = lock.key;
+  const names = { write: base, read: `${base}:read`, readers: `${base}:readers`, readChannel: `${base}:next:r`, writeChannel: `${base}:next:w` };
+  const read: ReadWriteKeys = { ...lock, ...names, side: 'r', key: names.read, id: `${base}#r`, fairChannel: names.readChannel };
+  const write: ReadWriteKeys = { ...lock, ...names, side: 'w', key: base, id: `${base}#w`, fairChannel: names.writeChannel };
+  return { read: side(rw, read, heartbeat), write: side(rw, write, heartbeat) };
+}
+
+function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadWriteSide {
+  const primitive: Primitive = {
+    kind: keys.side === 'r' ? 'read' : 'write',
+    waits: 'fairQueue',
+    attempt: (_store, _keys, owner, lease, held, timeout, queued) => rw.acquire(keys, owner, lease, heartbeat, queued, timeout, held),
+    release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
+    leave: (_store, _keys, owner, timeout) => rw.leave(keys, owner, timeout),
+    forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
+  };
+  // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
+  return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal } : primitive };
+}

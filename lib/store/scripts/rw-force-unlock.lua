@@ -1,0 +1,18 @@
+-- Read-write lock: delete one side whoever holds it ('r': every read hold, 'w': the
+-- write hold) and wake every waiter. The fencing counter stays.
+-- KEYS[1] W, KEYS[2] R, KEYS[3] E, KEYS[4] Q (see rwnow's prelude).
+-- ARGV[1] 'r' or 'w', ARGV[2] read channel, ARGV[3] write channel, ARGV[4] 'publish' or 'spublish'.
+-- Returns 1 when a hold was deleted, 0 when there was none.
+local W, R, E, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local deleted
+if ARGV[1] == 'r' then
+  deleted = redis.call('exists', R) == 1
+  redis.call('del', R, E)
+else
+  deleted = redis.call('del', W) == 1
+end
+if deleted and redis.call('exists', Q) == 1 then
+  notify(ARGV[2], '*', ARGV[4])
+  notify(ARGV[3], '*', ARGV[4])
+end
+return deleted and 1 or 0
