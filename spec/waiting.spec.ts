@@ -160,6 +160,18 @@ describe('a black-holed connection', () => {
     // Whatever reached the server late was granted to nobody: it is given back.
     await waitFor(async () => (await admin.exists(key(lockName))) === 0, { timeout: 5_000, message: 'no hold left' });
   });
+
+  it.each([false, true])('a first attempt that outlasts the whole wait ends it with LockUnavailableError (fair: %s)', async (fair) => {
+    const locks = client(await connect(proxy.port), { commandTimeout: 200 });
+    const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
+    await get(name()).tryLock(); // connected, scripts loaded
+    proxy.blackhole();
+    // The attempt times out after 200 ms, past the 50 ms wait: the wait is over before it queues.
+    const r = await timed(() => get(name()).tryLock(50));
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    expect(r.ms).toBeLessThan(200 + 250);
+    proxy.resume();
+  });
 });
 
 describe('a wait across an outage', () => {

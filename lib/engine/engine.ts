@@ -183,15 +183,18 @@ export class Engine implements WaitHost, HoldListener {
 
   private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
+      // Listening first: a pause of 0 ms fires inside atDeadline() and must find the
+      // listener there to remove it.
+      let timer: { cancel(): void } | undefined;
       const onAbort = () => {
-        timer.cancel();
+        timer?.cancel();
         reject(signal?.reason);
       };
-      const timer = atDeadline(now() + Math.max(0, ms), () => {
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timer = atDeadline(now() + Math.max(0, ms), () => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

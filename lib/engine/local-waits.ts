@@ -97,9 +97,12 @@ export class LocalWaits {
       if (!queue) this.queues.set(keys.id, (queue = new WaitQueue(keys)));
       const q = queue;
       const onAbort = () => waiter.reject(signal?.reason);
+      // Set below; a deadline already past (an attempt before queueing outlasted the
+      // whole wait) fires inside atDeadline(), before it is assigned.
+      let deadline: { cancel(): void } | undefined;
       const finish = () => {
         waiter.settled = true;
-        deadline.cancel();
+        deadline?.cancel();
         signal?.removeEventListener('abort', onAbort);
         q.remove(waiter);
         this.stalls.forget(waiter);
@@ -128,9 +131,10 @@ export class LocalWaits {
       // waiting for its own caller's hold.
       if (currentScope() === undefined) this.stalls.watch(waiter);
       // The wait ends with the last outcome: held by another owner (null), or the failure.
-      const deadline = atDeadline(request.deadline, () =>
+      deadline = atDeadline(request.deadline, () =>
         waiter.lastError === undefined ? waiter.resolve(null) : waiter.reject(unavailable(keys.name, waiter.lastError)),
       );
+      if (waiter.settled) return;
       if (!q.pumping) void this.pump(q);
       else q.wake(); // a lingering pump picks it up at once
     });
