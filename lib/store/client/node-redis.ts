@@ -81,7 +81,10 @@ export class NodeRedisClient implements RedisClientPort {
   constructor(connection: NodeRedisConnection) {
     this.c = connection as unknown as NodeRedis;
     this.isCluster = isNodeRedisCluster(connection);
-    this.wasReady = this.c.isReady;
+    // The user connects a node-redis client before handing it over (`await connect()`),
+    // so one that is open but not ready is reconnecting: down now, not in a first
+    // connection (a quorum would otherwise wait on it for a restart check it cannot answer).
+    this.wasReady = this.c.isReady || this.c.isOpen;
     this.c.on('ready', this.onReadyOnce);
     this.c.on(this.isCluster ? 'node-reconnecting' : 'reconnecting', this.onRetry);
   }
