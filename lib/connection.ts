@@ -57,7 +57,9 @@ export function checkConnections(value: unknown): Connection[] {
     if (value.length === 0) throw new TypeError(`connection: an empty array; pass one client (${WANTED}) or an array of independent masters`);
     value.forEach((c, i) => {
       if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis or a node-redis client, got ${describe(c)}`);
-      if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters`);
+      // Restart sit-out, hold restore and fencing floors are kept per master; a Cluster
+      // loses one node's slots at a time, so a vote per Cluster would need them per slot owner.
+      if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters (a quorum over Clusters is not supported)`);
     });
     if (new Set(value).size !== value.length) throw new TypeError('connection: the same client appears twice; quorum needs independent masters');
     return value;
