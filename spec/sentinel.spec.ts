@@ -44,10 +44,13 @@ function client(connection: Connection, options: ClientOptions = {}): LockClient
   return c;
 }
 
-afterEach(async () => {
+/** Closes the clients, then the connections: before the servers stop, as a user would. */
+async function closeAll(): Promise<void> {
   await Promise.all(clients.splice(0).map((c) => c.close()));
   await Promise.all(connections.splice(0).map((c) => c.close()));
-});
+}
+
+afterEach(closeAll);
 
 describe('options.syncReplicas', () => {
   it('is checked before anything is sent', () => {
@@ -109,6 +112,7 @@ describe.each<Library>(['ioredis', 'node-redis'])('replicas that lag beyond sync
   });
   afterAll(async () => {
     for (const r of t.replicas) r.resume();
+    await closeAll();
     await t.stop();
   });
   afterEach(() => {
@@ -179,6 +183,8 @@ describe.each<Library>(['ioredis', 'node-redis'])('a Sentinel failover while a l
     t = await startSentinelTopology();
   });
   afterEach(async () => {
+    // Inner afterEach hooks run before the outer one: close what connects to t first.
+    await closeAll();
     await t.stop();
   });
 
