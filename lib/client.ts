@@ -76,8 +76,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
    * (to tell a restarted master); otherwise nothing is sent until a lock is used.
    *
    * @param connection an ioredis or iovalkey `Redis` (one master, also Sentinel-managed) or
-   *   `Cluster`, a connected node-redis client (`createClient()`) or cluster
-   *   (`createCluster()`), or an array of independent masters (quorum mode: a lock needs a majority).
+   *   `Cluster`, a connected node-redis client (`createClient()`), cluster
+   *   (`createCluster()`) or Sentinel (`createSentinel()`), or an array of independent
+   *   masters (quorum mode: a lock needs a majority).
    *   holdfast never closes them.
    * @param options see {@link ClientOptions}.
    * @throws `TypeError` when `connection` is none of those clients, or the array is empty,

@@ -8,7 +8,8 @@ export type { IoredisConnection, NodeRedisConnection };
 /**
  * What holdfast accepts as one master (the user's; never closed by holdfast): an
  * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, or a node-redis
- * 5/6 client (`createClient()`) or cluster (`createCluster()`), connected. Structural
+ * 5/6 client (`createClient()`), cluster (`createCluster()`) or Sentinel
+ * (`createSentinel()`), connected. Structural
  * types, so that a project with only one of those libraries type-checks.
  */
 export type Connection = IoredisConnection | NodeRedisConnection;
@@ -21,7 +22,10 @@ function isIoredis(value: object): value is IoredisConnection {
   return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.duplicate === 'function' && typeof c.status === 'string';
 }
 
-/** node-redis 5/6 clients and clusters; not its pools (no pub/sub) nor its Sentinel objects (another sendCommand). */
+/**
+ * node-redis 5/6 clients, clusters and Sentinels (createSentinel); not its pools (no
+ * pub/sub) nor a Sentinel's leased client (no duplicate).
+ */
 function isNodeRedis(value: object): value is NodeRedisConnection {
   const c = value as Record<string, unknown>;
   return (
@@ -30,7 +34,7 @@ function isNodeRedis(value: object): value is NodeRedisConnection {
     typeof c.SSUBSCRIBE === 'function' &&
     typeof c.isOpen === 'boolean' &&
     typeof c.isReady === 'boolean' &&
-    typeof c.getMasterNode !== 'function'
+    (typeof c.getMasterNode !== 'function' || typeof c.use === 'function')
   );
 }
 
@@ -53,7 +57,9 @@ export function checkConnections(value: unknown): Connection[] {
     if (value.length === 0) throw new TypeError(`connection: an empty array; pass one client (${WANTED}) or an array of independent masters`);
     value.forEach((c, i) => {
       if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis or a node-redis client, got ${describe(c)}`);
-      if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters`);
+      // Restart sit-out, hold restore and fencing floors are kept per master; a Cluster
+      // loses one node's slots at a time, so a vote per Cluster would need them per slot owner.
+      if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters (a quorum over Clusters is not supported)`);
     });
     if (new Set(value).size !== value.length) throw new TypeError('connection: the same client appears twice; quorum needs independent masters');
     return value;

@@ -9,6 +9,7 @@
  *     at most 5 held at once (spec/chaos/permits.ts); with a single Redis or --cluster
  *   npm run chaos -- --rw         # read-write locks (with --cluster too): workers read or write;
  *                                 # never a reader and a writer at once, at most one writer
+ *   npm run chaos -- --sentinel [--sync-replicas]   # primary, 2 replicas, 3 sentinels; failovers (scripts/chaos-sentinel.ts)
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
  *     acquired/released/lost events by owner, which owner each section is, and why a
@@ -47,10 +48,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
+import { startSentinelTopology, type SentinelTopology } from './sentinel-servers';
+import { CHAOS_SYNC_REPLICAS, dataServers, failover } from './chaos-sentinel';
 import { clusterSlot } from '../lib/store/master/slot';
 import { TcpProxy } from '../spec/helpers/proxy';
 import {
   FAULT_KINDS,
+  SENTINEL_FAULT_KINDS,
   buildHolds,
   checkHistory,
   ghostViolations,
@@ -73,7 +77,9 @@ export interface ChaosOptions {
    * 'quorum': 3 independent masters; a restart empties one of them at a time.
    * 'cluster': a 3-master Redis Cluster; a restart empties one node (the locks it serves).
    */
-  mode?: 'single' | 'quorum' | 'cluster';
+  mode?: 'single' | 'quorum' | 'cluster' | 'sentinel';
+  /** Sentinel mode: the workers' LockClient uses syncReplicas (CHAOS_SYNC_REPLICAS). */
+  syncReplicas?: boolean;
   workers?: number;
   tasks?: number;
   watchdogTimeout?: number;
@@ -146,7 +152,9 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const slots: Slot[] = [];
   const quorum = opts.mode === 'quorum';
   const clustered = opts.mode === 'cluster';
+  const sentinel = opts.mode === 'sentinel';
   let cluster: TestCluster | undefined;
+  let topology: SentinelTopology | undefined;
   let servers: RedisServer[] = [];
   /** Client connections seen by CLIENT LIST, and those of them that were ioredis's sharded subscribers. */
   const proxied = { clients: 0, shardSubscribers: 0 };
@@ -160,6 +168,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       gen: slot.gen,
       ports: slot.proxies.map((p) => p.port),
       clusterNodes: clustered ? servers.map((s) => s.port) : undefined,
+      sentinel: topology ? { addresses: topology.sentinelAddresses, name: topology.name } : undefined,
+      syncReplicas: sentinel && opts.syncReplicas ? CHAOS_SYNC_REPLICAS : undefined,
       log: path.join(logDir, `worker-${slot.index}.${slot.gen}.jsonl`),
       tasks,
       locks: LOCKS,
@@ -222,6 +232,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
    * called when no rawCommand() connection of the orchestrator may still be open.
    */
   const checkProxied = async (when: string): Promise<void> => {
+    // Sentinel mode has no proxies: the workers follow the sentinels to the primary.
+    if (sentinel) return;
     const viaProxy = () => slots.flatMap((s) => s.proxies.flatMap((p) => p.upstreamPorts));
     const before = viaProxy();
     const lists = await Promise.all(admins.map((a) => withDeadline(a.client('LIST') as Promise<string>, 2_000, 'CLIENT LIST')));
@@ -352,6 +364,10 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
         record({ kind, master, locks, begin, end: Date.now() });
         return;
       }
+      case 'failover': {
+        record(await failover(topology!));
+        return;
+      }
       case 'scriptFlush': {
         const begin = Date.now();
         await Promise.all(servers.map((s) => rawCommand(s.port, ['SCRIPT', 'FLUSH'])));
@@ -365,10 +381,13 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     if (clustered) {
       cluster = await startCluster({ masters: 3 });
       servers = cluster.nodes;
+    } else if (sentinel) {
+      topology = await startSentinelTopology();
+      servers = dataServers(topology);
     } else servers = await startMasters(quorum ? 3 : 1);
     say(`redis-server ${servers.map((s) => `pid ${s.pid} port ${s.port}`).join(', ')}${quorum ? ' (quorum mode)' : clustered ? ' (Cluster nodes)' : ''}; logs in ${logDir}`);
     for (let i = 0; i < workers; i++) {
-      const proxies = await Promise.all(servers.map((s) => TcpProxy.start({ host: '127.0.0.1', port: s.port })));
+      const proxies = sentinel ? [] : await Promise.all(servers.map((s) => TcpProxy.start({ host: '127.0.0.1', port: s.port })));
       slots.push({ index: i, proxies, gen: 0, expectedExit: false, output: '' });
     }
     for (const slot of slots) spawnWorker(slot);
@@ -382,7 +401,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
 
     // Faults, one at a time: first each kind once (in random order), then at random.
     const until = Date.now() + durationMs;
-    const kinds = opts.faults ?? FAULT_KINDS;
+    const kinds = opts.faults ?? (sentinel ? SENTINEL_FAULT_KINDS : FAULT_KINDS);
     const plan = [...kinds].sort(() => Math.random() - 0.5);
     await sleep(Math.min(1_000, durationMs / 10));
     if (clustered) {
@@ -423,7 +442,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     if (leftover.length > 0) violations.push({ kind: 'leak', message: `lock keys left after close (master:key): ${leftover.join(', ')}` });
     let channelCount = 0;
     for (const [i, admin] of admins.entries()) {
-      const channels = (await admin.pubsub('CHANNELS', '*')) as string[];
+      // Sentinel mode: the sentinels' own channel (__sentinel__:hello) is not ours.
+      const channels = (await admin.pubsub('CHANNELS', 'holdfast:*')) as string[];
       channelCount += channels.length;
       if (channels.length > 0) violations.push({ kind: 'leak', message: `pub/sub channels left after close on master ${i}: ${channels.join(', ')}` });
       const numsub = (await admin.pubsub('NUMSUB', ...LOCKS.map((l) => `holdfast:{${l}}:ch`))) as (string | number)[];
@@ -461,6 +481,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     for (const a of admins) a.disconnect();
     await Promise.all(slots.flatMap((s) => s.proxies.map((p) => p.close())));
     if (cluster) await cluster.stop();
+    else if (topology) await topology.stop();
     else await Promise.all(servers.map((s) => s.stop()));
   }
 
@@ -491,9 +512,9 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const limits = { [SEMAPHORE.name]: SEMAPHORE.limit };
   const permits = opts.semaphore ? checkPermits(holds, faults, { lease, limits, loopGaps: loopGaps(records) }) : undefined;
   if (permits) report.violations.push(...permits.violations);
-  const faultsByKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
+  const faultsByKind = Object.fromEntries([...FAULT_KINDS, 'failover'].map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
-    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : sentinel ? ` (Sentinel mode, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'})` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
     ...(permits ? [formatPermitReport(permits, limits)] : []),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
@@ -532,7 +553,7 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): ChaosOptions {
-  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --faults kill,pause,..., --keep-logs';
+  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --rw, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -546,7 +567,8 @@ function readCommandLine(argv: string[]): ChaosOptions {
     return value;
   };
   if (values.minutes !== undefined && values.seconds !== undefined) throw new Error('--minutes and --seconds exclude each other');
-  if (values.quorum && values.cluster) throw new Error('--quorum and --cluster exclude each other');
+  if ([values.quorum, values.cluster, values.sentinel].filter(Boolean).length > 1) throw new Error('--quorum, --cluster and --sentinel exclude each other');
+  if (values['sync-replicas'] && !values.sentinel) throw new Error('--sync-replicas goes with --sentinel');
   if (values.quorum && values.semaphore) throw new Error('--semaphore needs one Redis or --cluster: quorum mode has no semaphore');
   const opts: ChaosOptions = { verbose: true };
   const minutes = positive('minutes', values.minutes);
@@ -563,10 +585,13 @@ function readCommandLine(argv: string[]): ChaosOptions {
   if (values.cluster) opts.mode = 'cluster';
   if (values.rw) opts.readWrite = true;
   if (values.rw && values.quorum) throw new Error('--rw: read-write locks refuse quorum mode');
+  if (values.sentinel) opts.mode = 'sentinel';
+  if (values['sync-replicas']) opts.syncReplicas = true;
   if (values.faults !== undefined) {
     const list = values.faults.split(',').filter(Boolean);
-    const bad = list.filter((k) => !FAULT_KINDS.includes(k as FaultKind));
-    if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${FAULT_KINDS.join(', ')}, got '${values.faults}'`);
+    const allowed = values.sentinel ? SENTINEL_FAULT_KINDS : FAULT_KINDS;
+    const bad = list.filter((k) => !allowed.includes(k as FaultKind));
+    if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${allowed.join(', ')}, got '${values.faults}'`);
     opts.faults = list as FaultKind[];
   }
   return opts;
@@ -588,6 +613,8 @@ function parseCommandLine(argv: string[]) {
       cluster: { type: 'boolean' },
       semaphore: { type: 'boolean' },
       rw: { type: 'boolean' },
+      sentinel: { type: 'boolean' },
+      'sync-replicas': { type: 'boolean' },
     },
   });
 }

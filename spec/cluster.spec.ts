@@ -1,22 +1,25 @@
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockUnavailableError } from '../lib';
+import { LockClient, LockUnavailableError, type Connection } from '../lib';
 import { startCluster, type TestCluster } from '../scripts/servers';
+import { closeConnection, lockCluster } from './helpers/clients';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The same lock over a real 3-master Redis Cluster: one slot per lock, sharded
-// pub/sub waiting, watchdog batches split per slot.
+// pub/sub waiting, watchdog batches split per slot. The locks' Cluster client is of the
+// kind under test (helpers/clients.ts); `redis` (ioredis) only inspects and tampers.
 
 const WATCHDOG = 600;
 let cluster: TestCluster;
 let redis: Cluster;
+let conn: Connection;
 const clients: LockClient[] = [];
 let n = 0;
 const name = () => `c-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 
 function client(): LockClient {
-  const c = new LockClient(redis, { watchdogTimeout: WATCHDOG });
+  const c = new LockClient(conn, { watchdogTimeout: WATCHDOG });
   clients.push(c);
   return c;
 }
@@ -25,11 +28,13 @@ beforeAll(async () => {
   cluster = await startCluster({ masters: 3 });
   redis = new Redis.Cluster(cluster.startupNodes);
   await redis.ping();
+  conn = await lockCluster(cluster.startupNodes);
 }, 60_000);
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 afterAll(async () => {
+  await closeConnection(conn);
   redis.disconnect();
   await cluster.stop();
 });
@@ -138,7 +143,7 @@ async function nodeOf(k: string): Promise<Redis> {
 
 it('a wait for a name whose node is down ends within its budget with LockUnavailableError, and works once the node is back', async () => {
   const lockName = name();
-  const locks = new LockClient(redis, { watchdogTimeout: WATCHDOG, commandTimeout: 300 });
+  const locks = new LockClient(conn, { watchdogTimeout: WATCHDOG, commandTimeout: 300 });
   clients.push(locks);
   const failed: unknown[] = [];
   locks.on('acquireFailed', (e) => failed.push(e.error));

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { LockClient, LockLostError } from '../lib';
 import { startMasters, startServer, type RedisServer } from '../scripts/servers';
 import { transfer } from '../examples/await-using';
+import { ioredisLocks, iovalkeyLocks, nodeRedisLocks } from '../examples/clients';
 import { watchLocks } from '../examples/events';
 import { FencedStore, saveProfile } from '../examples/fencing';
 import { lockScope, orderService } from '../examples/nested-services';
@@ -41,6 +42,22 @@ describe('README', () => {
     expect(region).not.toBeNull();
     expect(readme).toContain(region![1].trim());
   });
+});
+
+// The cluster and Sentinel examples are type-checked here; their behaviour is what
+// cluster.spec (project node-redis) and sentinel.spec test.
+it.each([
+  ['ioredis', ioredisLocks],
+  ['iovalkey', iovalkeyLocks],
+  ['node-redis', nodeRedisLocks],
+] as const)('locks through %s as the client example shows, and closes', async (_kind, make) => {
+  const { locks: mine, close } = await make(`redis://127.0.0.1:${server.port}`);
+  const lock = mine.getLock('clients-example');
+  expect(await lock.tryLock()).toBe(true);
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(1);
+  await lock.unlock();
+  await close();
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(0);
 });
 
 it('nested service methods reenter, and concurrent requests exclude each other', async () => {

@@ -1,24 +1,28 @@
 import Redis from 'ioredis';
-import { LockClient, LockUnavailableError, QuorumError, type Held, type LostEvent } from '../lib';
+import { LockClient, LockUnavailableError, QuorumError, type Connection, type Held, type LostEvent } from '../lib';
 import { startMasters, type RedisServer } from '../scripts/servers';
+import { closeConnection, ioredisOnly, isReady, lockConnection } from './helpers/clients';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 import { TcpProxy } from './helpers/proxy';
 import { restore as restoreScript } from '../lib/store/scripts/maintain';
 
 // Quorum mode over 5 independent masters: majorities, votes, fencing across
-// restarts, outages of a minority and of a majority.
+// restarts, outages of a minority and of a majority. The locks' connections
+// (lockConns) are of the kind under test (helpers/clients.ts); `conns` (ioredis) only
+// inspect and tamper.
 
 const WATCHDOG = 600;
 let masters: RedisServer[];
 let conns: Redis[];
+let lockConns: Connection[];
 const clients: LockClient[] = [];
 let n = 0;
 const name = () => `q-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 
 function client(): LockClient {
-  const c = new LockClient(conns, { watchdogTimeout: WATCHDOG });
+  const c = new LockClient(lockConns, { watchdogTimeout: WATCHDOG });
   clients.push(c);
   return c;
 }
@@ -35,8 +39,13 @@ beforeAll(async () => {
     return c;
   });
   await Promise.all(conns.map((c) => c.ping()));
+  lockConns = await Promise.all(masters.map((m) => lockConnection(m.port, { retryDelay: 50, ioredis: { maxRetriesPerRequest: 1 } })));
   await mastersAged();
 });
+
+/** Master i is back for the spec: its admin and its lock connection are ready. */
+const up = (i: number) => conns[i].status === 'ready' && isReady(lockConns[i]);
+const allUp = () => conns.every((_, i) => up(i));
 
 /**
  * Masters younger than a lease while a majority is older sit out (delayed restart): each
@@ -52,11 +61,12 @@ function mastersAged(): Promise<unknown> {
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
   for (const m of masters) if (!m.running) await m.restart();
-  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000, message: 'masters back' });
+  await waitFor(() => allUp(), { timeout: 5_000, message: 'masters back' });
   await mastersAged();
 });
 afterAll(async () => {
   for (const c of conns) c.disconnect();
+  await Promise.all(lockConns.map(closeConnection));
   await Promise.all(masters.map((m) => m.stop()));
 });
 
@@ -147,7 +157,7 @@ it('keeps locking and renewing with 2 of 5 masters down', async () => {
 it('with 3 of 5 down: one attempt fails fast, a wait retries for its budget; both end with the votes, leave no grant, and recover', async () => {
   const lockName = name();
   await Promise.all([masters[0].kill(), masters[1].kill(), masters[2].kill()]);
-  await waitFor(() => conns.slice(0, 3).every((c) => c.status !== 'ready'));
+  await waitFor(() => [0, 1, 2].every((i) => conns[i].status !== 'ready' && !isReady(lockConns[i])));
   const locks = client();
   const failures: number[] = [];
   locks.on('acquireFailed', (e) => failures.push(e.attempt));
@@ -171,7 +181,7 @@ it('with 3 of 5 down: one attempt fails fast, a wait retries for its budget; bot
   expect((error as QuorumError).message).toMatch(/3 of 5 masters needed/);
   await waitFor(async () => (await presence(lockName)).slice(3).every((p) => p === 0), { message: 'grants given back' });
   await Promise.all(masters.slice(0, 3).map((m) => m.restart()));
-  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000 });
+  await waitFor(() => allUp(), { timeout: 5_000 });
   // The restarted masters first sit out one lease (see the next spec), then vote again.
   await waitFor(() => locks.getLock(lockName).tryLock(0, 5_000).catch(() => false), { timeout: WATCHDOG * 4, message: 'locking works again' });
   await locks.getLock(lockName).forceUnlock();
@@ -191,7 +201,7 @@ it('keeps a master restarted empty out of votes for one lease, so it cannot gran
   const lost = nextEvent<LostEvent>(held, 'lost', WATCHDOG * 2);
   await masters[0].kill();
   await masters[0].restart(); // empty: it forgot a's hold
-  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await waitFor(() => up(0), { timeout: 5_000 });
   // Masters 0 (empty), 3 and 4 would make a majority for b: master 0 sits out instead.
   expect(await b.getLock(lockName).tryLock()).toBe(false);
   const lostAt = await lost.then(() => performance.now());
@@ -202,7 +212,7 @@ it('keeps a master restarted empty out of votes for one lease, so it cannot gran
   await bHeld.unlock();
 });
 
-it('does not count a grant that ioredis resent to a master restarted while the acquire was in flight', async () => {
+ioredisOnly('ioredis resends a command whose connection broke; node-redis rejects it')('does not count a grant that ioredis resent to a master restarted while the acquire was in flight', async () => {
   const lockName = name();
   const a = client();
   // b reaches master 0 through a proxy, with ioredis defaults: a command written to a
@@ -210,7 +220,7 @@ it('does not count a grant that ioredis resent to a master restarted while the a
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: masters[0].port });
   const viaProxy = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 50 });
   viaProxy.on('error', () => undefined);
-  const b = new LockClient([viaProxy, ...conns.slice(1)], { watchdogTimeout: WATCHDOG, commandTimeout: 5_000 });
+  const b = new LockClient([viaProxy, ...lockConns.slice(1)], { watchdogTimeout: WATCHDOG, commandTimeout: 5_000 });
   clients.push(b);
   try {
     await b.getLock(`${lockName}:warm-up`).tryLock(0, 1_000); // b has seen every master's run_id
@@ -252,7 +262,7 @@ it('keeps a young master out for a client started after the restart too', async 
   const lost = nextEvent(held, 'lost', WATCHDOG * 4);
   await masters[0].kill();
   await masters[0].restart();
-  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await waitFor(() => up(0), { timeout: 5_000 });
   // A client that never knew master 0 before: it is younger than a lease while the others are not.
   expect(await client().getLock(lockName).tryLock()).toBe(false);
   await lost;
@@ -274,7 +284,7 @@ it('reads a restarted master\'s uptime as possibly a second too long (INFO count
     if (attempt === 4) throw new Error('could not restart master 0 within 180 ms of a second boundary');
   }
   await sleepUntilMs((ms) => ms >= 20 && ms < 200);
-  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await waitFor(() => up(0), { timeout: 5_000 });
   expect(/uptime_in_seconds:(\d+)/.exec(await conns[0].info('server'))?.[1]).toBe('1');
   // A client started now must still keep the young master out.
   expect(await client().getLock(lockName).tryLock()).toBe(false);
@@ -293,7 +303,7 @@ it("hands out a token above a stale holder's counter when restarted masters gran
   // Three of five restart empty: a's hold survives on masters 3 and 4 only, and it is lost.
   await Promise.all(masters.slice(0, 3).map((m) => m.kill()));
   await Promise.all(masters.slice(0, 3).map((m) => m.restart()));
-  await waitFor(() => conns.every((c) => c.status === 'ready'), { timeout: 5_000 });
+  await waitFor(() => allUp(), { timeout: 5_000 });
   await lost;
   // Once they have sat out, masters 0-2 (counters back at 0) grant b the lock while 3 and
   // 4 still carry a's stale hold: b's token must still exceed a's.
@@ -342,7 +352,7 @@ it('keeps fencing tokens strictly increasing across rolling restarts of empty ma
   for (let round = 0; round < 2; round++) {
     for (let m = 0; m < masters.length; m++) {
       await masters[m].restart(); // empty: its counter starts again from 0
-      await waitFor(() => conns[m].status === 'ready', { timeout: 5_000 });
+      await waitFor(() => up(m), { timeout: 5_000 });
       await take(m % 2 ? a : b);
     }
   }
@@ -365,7 +375,7 @@ it('a wait goes on through a rolling restart: restarted masters sitting out do n
   // Two masters restart empty (they sit out one lease) while a third is down: no
   // majority can vote until the restarted ones are back in.
   await Promise.all([masters[0].restart(), masters[1].restart(), masters[2].kill()]);
-  await waitFor(() => conns[0].status === 'ready' && conns[1].status === 'ready', { timeout: 5_000 });
+  await waitFor(() => up(0) && up(1), { timeout: 5_000 });
   const start = performance.now();
   const token = await locks.getLock(lockName).run(({ token }) => token, { waitTime: 4_000 });
   expect(token).toBeGreaterThan(0);
@@ -377,7 +387,7 @@ it('a wait goes on through a rolling restart: restarted masters sitting out do n
 it('puts a watchdog hold back on a master restarted empty, so it survives a rolling restart', async () => {
   // Three masters: after master 0 restarts empty and master 1 dies, the hold rests on
   // masters 0 and 2 only if master 0 was given it back meanwhile.
-  const locks = new LockClient(conns.slice(0, 3), { watchdogTimeout: WATCHDOG });
+  const locks = new LockClient(lockConns.slice(0, 3), { watchdogTimeout: WATCHDOG });
   clients.push(locks);
   const lock = locks.getLock(name());
   const other = locks.getLock(name()); // its renewals mark rounds after the forceUnlock
@@ -389,14 +399,14 @@ it('puts a watchdog hold back on a master restarted empty, so it survives a roll
   const held = await hash();
 
   await masters[0].restart(); // empty: it forgot the hold
-  await waitFor(() => conns[0].status === 'ready', { timeout: 5_000 });
+  await waitFor(() => up(0), { timeout: 5_000 });
   await nextEvent(lock, 'renewed', WATCHDOG);
   await waitFor(async () => (await conns[0].exists(key(lock.name))) === 1, { timeout: WATCHDOG * 2, message: 'the hold put back on master 0' });
   expect(await conns[0].hgetall(key(lock.name))).toEqual(held);
   expect(await conns[0].pttl(key(lock.name))).toBeGreaterThan(0);
 
   await masters[1].kill();
-  await waitFor(() => conns[1].status !== 'ready');
+  await waitFor(() => conns[1].status !== 'ready' && !isReady(lockConns[1]));
   for (let i = 0; i < 3; i++) await nextEvent(lock, 'renewed', WATCHDOG);
   expect(lost).toEqual([]);
 
@@ -411,7 +421,7 @@ it('puts a watchdog hold back on a master restarted empty, so it survives a roll
 });
 
 it('does not put a hold back after its unlock was sent, when the renewal that saw it gone answers late', async () => {
-  const locks = new LockClient(conns.slice(0, 3), { watchdogTimeout: 3_000 });
+  const locks = new LockClient(lockConns.slice(0, 3), { watchdogTimeout: 3_000 });
   clients.push(locks);
   const lock = locks.getLock(name());
   await lock.lock();

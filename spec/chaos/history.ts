@@ -33,8 +33,15 @@
 
 import { lagAllowance } from '../../lib/store/lease-margin';
 
-export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop';
+/**
+ * 'failover' (Sentinel mode only): the primary SIGKILLed, a replica promoted, the old
+ * one back as a replica. It excuses nothing: a lock must survive it (option syncReplicas).
+ */
+export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop' | 'failover';
+/** The faults of the single, quorum and Cluster modes. */
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop'];
+/** Sentinel mode's: the workers reach Redis through Sentinel, not through proxies (no stall, drop). */
+export const SENTINEL_FAULT_KINDS: readonly FaultKind[] = ['failover', 'kill', 'pause', 'scriptFlush'];
 
 export interface Fault {
   kind: FaultKind;
@@ -522,7 +529,8 @@ function causeOf(h: Hold, faults: readonly Fault[], lease: number): Fault | unde
   let best: Fault | undefined;
   for (const f of faults) {
     if (f.kind === 'kill') continue;
-    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || (f.kind === 'pause' ? f.pid === h.pid : (f.kind === 'stall' || f.kind === 'drop') && f.worker === h.worker);
+    // A failover explains a loss (renewals fail while no primary answers) but excuses no overlap.
+    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || f.kind === 'failover' || (f.kind === 'pause' ? f.pid === h.pid : (f.kind === 'stall' || f.kind === 'drop') && f.worker === h.worker);
     if (!mine) continue;
     if (f.begin > h.lostAt! || f.end < h.start - lease) continue;
     if (!best || f.begin > best.begin) best = f;

@@ -29,6 +29,10 @@ export interface WorkerConfig {
    * send each one to its proxy, or redirects and new connections would bypass them.
    */
   clusterNodes?: number[];
+  /** Sentinel mode: the workers connect through these sentinels (no proxies); `ports` is empty. */
+  sentinel?: { addresses: { host: string; port: number }[]; name: string };
+  /** The LockClient's option syncReplicas. */
+  syncReplicas?: { min: number; timeout: number };
   log: string;
   tasks: number;
   locks: string[];
@@ -90,8 +94,22 @@ function cluster(proxies: number[], nodes: number[]): Cluster {
   return c;
 }
 
-const connections: (Redis | Cluster)[] = config.clusterNodes ? [cluster(config.ports, config.clusterNodes)] : masters(config.ports);
-const locks = new LockClient(connections.length === 1 ? connections[0]! : (connections as Redis[]), { watchdogTimeout: config.watchdogTimeout });
+/** Sentinel mode: ioredis asks the sentinels for the primary, and again after every break. */
+function sentinelManaged(sentinel: NonNullable<WorkerConfig['sentinel']>): Redis {
+  const redis = new Redis({ sentinels: sentinel.addresses, name: sentinel.name, sentinelRetryStrategy: () => 50, retryStrategy: () => 50, maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+const connections: (Redis | Cluster)[] = config.sentinel
+  ? [sentinelManaged(config.sentinel)]
+  : config.clusterNodes
+    ? [cluster(config.ports, config.clusterNodes)]
+    : masters(config.ports);
+const locks = new LockClient(connections.length === 1 ? connections[0]! : (connections as Redis[]), {
+  watchdogTimeout: config.watchdogTimeout,
+  ...(config.syncReplicas ? { syncReplicas: config.syncReplicas } : {}),
+});
 locks.on('error', (e) => note(`client error: ${e.message}`));
 // Debugging aid: every hold's life in the log, by owner.
 const trace = process.env.HOLDFAST_CHAOS_TRACE === '1';

@@ -1,47 +1,89 @@
 /**
  * The client matrix: the behaviour specs make the lock's connections through these
- * helpers, of the kind HOLDFAST_CLIENT names ('ioredis', the default, or 'node-redis');
- * their admin connections (inspecting keys, flushing, killing clients) stay ioredis.
- * jest.config.js runs the matrix files once per kind.
+ * helpers, of the kind HOLDFAST_CLIENT names; their admin connections (inspecting keys,
+ * flushing, killing clients) stay ioredis 5. jest.config.js runs the matrix files once
+ * per kind: every matrix spec for ioredis 5 (the default) and node-redis 6, the lock and
+ * waiting specs for the other kinds (ioredis 6, iovalkey, node-redis 5), which share an
+ * adapter with one of the first two and differ only in the library's version.
  */
 import Redis, { type RedisOptions } from 'ioredis';
+import { Redis as Redis6, Cluster as Cluster6 } from 'ioredis6';
+import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
 import { createClient, createCluster } from 'redis';
+import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import type { Connection } from '../../lib';
 
-export type ClientKind = 'ioredis' | 'node-redis';
+export const KINDS = ['ioredis', 'ioredis6', 'iovalkey', 'node-redis', 'node-redis5'] as const;
+export type ClientKind = (typeof KINDS)[number];
 
-const kind = process.env.HOLDFAST_CLIENT ?? 'ioredis';
-if (kind !== 'ioredis' && kind !== 'node-redis') throw new Error(`HOLDFAST_CLIENT must be ioredis or node-redis, got ${kind}`);
-/** The client library the lock's connections use in this run. */
-export const CLIENT: ClientKind = kind;
+// jest.config.js sets the global per project; a run outside it may set the environment.
+const kind = (globalThis as { HOLDFAST_CLIENT?: string }).HOLDFAST_CLIENT ?? process.env.HOLDFAST_CLIENT ?? 'ioredis';
+if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`HOLDFAST_CLIENT must be one of ${KINDS.join(', ')}, got ${kind}`);
+/** The client library (and major version) the lock's connections use in this run. */
+export const KIND = kind as ClientKind;
+/** The adapter family of KIND: what a spec may rely on (ioredis's options and resends, or node-redis's). */
+export const CLIENT: 'ioredis' | 'node-redis' = KIND.startsWith('node-redis') ? 'node-redis' : 'ioredis';
 
 /** Options of the lock's connection that mean the same for every kind. */
 export interface ConnectOptions {
   /** Milliseconds between reconnection attempts (default: the library's). */
   retryDelay?: number;
+  /** More options for the ioredis family (node-redis has no equivalent of most of them). */
+  ioredis?: RedisOptions;
 }
+
+type IoredisLike = new (port: number, host: string, options: RedisOptions) => Connection;
+type IoredisClusterLike = new (nodes: { host: string; port: number }[]) => Connection;
+
+function ioredisKind(): { Client: IoredisLike; Cluster: IoredisClusterLike } {
+  if (KIND === 'ioredis6') return { Client: Redis6 as unknown as IoredisLike, Cluster: Cluster6 as unknown as IoredisClusterLike };
+  if (KIND === 'iovalkey') return { Client: Valkey as unknown as IoredisLike, Cluster: ValkeyCluster as unknown as IoredisClusterLike };
+  return { Client: Redis as unknown as IoredisLike, Cluster: Redis.Cluster as unknown as IoredisClusterLike };
+}
+
+/** The members of a node-redis client or cluster these helpers use (v5 and v6 alike). */
+interface NodeRedisLike {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+}
+type NodeRedisFactories = { client: (options: object) => NodeRedisLike; cluster: (options: object) => NodeRedisLike };
+
+const nodeRedis = (): NodeRedisFactories =>
+  (KIND === 'node-redis5' ? { client: createClient5, cluster: createCluster5 } : { client: createClient, cluster: createCluster }) as unknown as NodeRedisFactories;
 
 /** A connected client of the kind under test to the master on port; close it with closeConnection. */
 export async function lockConnection(port: number, options: ConnectOptions = {}): Promise<Connection> {
   if (CLIENT === 'ioredis') {
-    const ioOptions: RedisOptions = options.retryDelay === undefined ? {} : { retryStrategy: () => options.retryDelay };
-    return new Redis(port, '127.0.0.1', ioOptions);
+    const ioOptions: RedisOptions = { ...(options.retryDelay === undefined ? {} : { retryStrategy: () => options.retryDelay }), ...options.ioredis };
+    const c = new (ioredisKind().Client)(port, '127.0.0.1', ioOptions);
+    (c as unknown as Redis).on('error', () => undefined);
+    return c;
   }
   const delay = options.retryDelay;
-  const c = createClient({ socket: { host: '127.0.0.1', port, ...(delay === undefined ? {} : { reconnectStrategy: () => delay }) } });
+  const c = nodeRedis().client({ socket: { host: '127.0.0.1', port, ...(delay === undefined ? {} : { reconnectStrategy: () => delay }) } });
   // An unheard 'error' would throw in node-redis; the lock reports outages itself.
   c.on('error', () => undefined);
   await c.connect();
-  return c;
+  return c as unknown as Connection;
 }
 
 /** A connected Cluster client of the kind under test. */
 export async function lockCluster(startupNodes: readonly { host: string; port: number }[]): Promise<Connection> {
-  if (CLIENT === 'ioredis') return new Redis.Cluster([...startupNodes]);
-  const c = createCluster({ rootNodes: startupNodes.map((n) => ({ socket: { host: n.host, port: n.port } })) });
+  if (CLIENT === 'ioredis') {
+    const c = new (ioredisKind().Cluster)([...startupNodes]);
+    (c as unknown as Redis).on('error', () => undefined);
+    return c;
+  }
+  const c = nodeRedis().cluster({ rootNodes: startupNodes.map((n) => ({ socket: { host: n.host, port: n.port } })) });
   c.on('error', () => undefined);
   await c.connect();
-  return c;
+  return c as unknown as Connection;
+}
+
+/** The connection sends commands now (not into an offline queue). */
+export function isReady(c: Connection): boolean {
+  const any = c as unknown as { status?: string; isReady?: boolean };
+  return CLIENT === 'ioredis' ? any.status === 'ready' : any.isReady === true;
 }
 
 /** Closes a connection made here, at once (the user's job; holdfast never closes it). */
@@ -53,8 +95,8 @@ export async function closeConnection(c: Connection): Promise<void> {
 
 /**
  * `it` for a test that relies on something only ioredis has (its retryStrategy or
- * offline-queue options, its Cluster internals): skipped in the other runs, and the
- * reason is in the title so that the skip is visible.
+ * offline-queue options, its Cluster internals, its resends): skipped in the other runs,
+ * and the reason is in the title so that the skip is visible.
  */
 export function ioredisOnly(reason: string): jest.It {
   if (CLIENT === 'ioredis') return it;

@@ -1,4 +1,4 @@
-import type { Arg, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+import type { Arg, CommandPort, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
 
 /**
  * What holdfast recognises as an ioredis (5, 6) or iovalkey `Redis` or `Cluster` client:
@@ -95,6 +95,11 @@ export class IoredisClient implements RedisClientPort {
 
   wait(replicas: number, timeout: number): Promise<number> {
     return this.c.wait(replicas, timeout);
+  }
+
+  /** One connection (a Sentinel-managed one too: ioredis keeps one socket to the primary). */
+  pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
+    return fn(this);
   }
 
   get ready(): boolean {

@@ -1,10 +1,11 @@
-import type { Arg, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+import type { Arg, CommandPort, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
 
 /**
  * What holdfast recognises as a node-redis (`redis` 5 and 6, `@redis/client`) client
- * from `createClient()` or cluster from `createCluster()`, connected by the user
- * (`await client.connect()`): the members it checks for, typed loosely on purpose so
- * that holdfast's types import nothing from node-redis.
+ * from `createClient()`, cluster from `createCluster()` or Sentinel-managed primary from
+ * `createSentinel()`, connected by the user (`await client.connect()`): the members it
+ * checks for, typed loosely on purpose so that holdfast's types import nothing from
+ * node-redis.
  */
 export interface NodeRedisConnection {
   /** `connect()` was called and the client was not closed. */
@@ -26,14 +27,20 @@ type PubSubListener = (message: string, channel: string) => void;
 interface NodeRedis {
   readonly isOpen: boolean;
   readonly isReady: boolean;
-  /** A client: sendCommand(args). A cluster: sendCommand(firstKey, isReadonly, args). */
+  /** A client: sendCommand(args). A cluster: sendCommand(firstKey, isReadonly, args). A Sentinel: sendCommand(isReadonly, args). */
   sendCommand(...args: unknown[]): Promise<unknown>;
   duplicate(): NodeRedisSubscriber;
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
   /** Only a cluster has it. */
   nodeClient?: unknown;
+  /** Only a Sentinel has them: the primary's address; a leased connection of its pool. */
+  getMasterNode?: unknown;
+  use?<T>(fn: (lease: { sendCommand(isReadonly: boolean, args: string[]): Promise<unknown> }) => Promise<T>): Promise<T>;
 }
+
+/** How the library wants a command sent: the three kinds route differently. */
+type Mode = 'client' | 'cluster' | 'sentinel';
 
 interface NodeRedisSubscriber {
   on(event: string, listener: Listener): unknown;
@@ -51,6 +58,28 @@ export function isNodeRedisCluster(c: NodeRedisConnection): boolean {
   return typeof (c as unknown as NodeRedis).nodeClient === 'function';
 }
 
+/** True for a node-redis Sentinel-managed primary (createSentinel). */
+export function isNodeRedisSentinel(c: NodeRedisConnection): boolean {
+  const any = c as unknown as NodeRedis;
+  return typeof any.getMasterNode === 'function' && typeof any.use === 'function';
+}
+
+/** Scripts and WAIT over one way of sending (the client's, or one leased connection's). */
+function commands(send: (key: string | undefined, args: string[]) => Promise<unknown>): CommandPort {
+  return {
+    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)]),
+    eval: (lua, keys, args) => send(keys[0], ['EVAL', lua, String(keys.length), ...keys, ...args.map(String)]),
+    wait: async (replicas, timeout) => Number(await send(undefined, ['WAIT', String(replicas), String(timeout)])),
+  };
+}
+
+/** What a break looks like per mode; a Sentinel's 'client-error' only when its primary's connection failed. */
+const BREAKS: Record<Mode, readonly string[]> = {
+  client: ['reconnecting', 'terminated', 'end'],
+  cluster: ['node-reconnecting', 'node-disconnect'],
+  sentinel: ['reconnecting', 'end', 'client-error'],
+};
+
 /**
  * node-redis clients and clusters. What they do unlike ioredis:
  * - a command written to a connection that breaks is rejected with the socket's error,
@@ -62,12 +91,17 @@ export function isNodeRedisCluster(c: NodeRedisConnection): boolean {
  *   closed), emitted before the commands that were out are rejected: that is the
  *   epoch's signal. holdfast never listens to 'error' on the user's client: a listener
  *   there would change what an unhandled error does in the user's process;
- * - pub/sub takes a listener per channel; holdfast's duplicate is connected by holdfast.
+ * - pub/sub takes a listener per channel; holdfast's duplicate is connected by holdfast;
+ * - a Sentinel sends each command on a connection of its primary pool: scripts and the
+ *   WAIT behind them go through one leased connection (pinned), and its pub/sub follows
+ *   a failover on its own (the duplicate is a Sentinel too).
  */
 export class NodeRedisClient implements RedisClientPort {
   readonly library = 'node-redis';
   readonly isCluster: boolean;
+  private readonly mode: Mode;
   private readonly c: NodeRedis;
+  private readonly own: CommandPort;
   private wasReady: boolean;
   /** A reconnect attempt was seen: the first connection failed or broke. */
   private retried = false;
@@ -81,7 +115,12 @@ export class NodeRedisClient implements RedisClientPort {
   constructor(connection: NodeRedisConnection) {
     this.c = connection as unknown as NodeRedis;
     this.isCluster = isNodeRedisCluster(connection);
-    this.wasReady = this.c.isReady;
+    this.mode = this.isCluster ? 'cluster' : isNodeRedisSentinel(connection) ? 'sentinel' : 'client';
+    this.own = commands((key, args) => this.send(key, args));
+    // The user connects a node-redis client before handing it over (`await connect()`),
+    // so one that is open but not ready is reconnecting: down now, not in a first
+    // connection (a quorum would otherwise wait on it for a restart check it cannot answer).
+    this.wasReady = this.c.isReady || this.c.isOpen;
     this.c.on('ready', this.onReadyOnce);
     this.c.on(this.isCluster ? 'node-reconnecting' : 'reconnecting', this.onRetry);
   }
@@ -91,17 +130,24 @@ export class NodeRedisClient implements RedisClientPort {
     this.c.off(this.isCluster ? 'node-reconnecting' : 'reconnecting', this.onRetry);
   }
 
-  /** Sends args; in a cluster to the master of `key`'s slot (any node when undefined). */
+  /** Sends args; in a cluster to the master of `key`'s slot (any node when undefined); a Sentinel's to its primary. */
   private send(key: string | undefined, args: string[]): Promise<unknown> {
-    return this.isCluster ? this.c.sendCommand(key, false, args) : this.c.sendCommand(args);
+    if (this.mode === 'cluster') return this.c.sendCommand(key, false, args);
+    return this.mode === 'sentinel' ? this.c.sendCommand(false, args) : this.c.sendCommand(args);
   }
 
   evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return this.send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)]);
+    return this.own.evalsha(sha, keys, args);
   }
 
   eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return this.send(keys[0], ['EVAL', lua, String(keys.length), ...keys, ...args.map(String)]);
+    return this.own.eval(lua, keys, args);
+  }
+
+  pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
+    // A Sentinel pools its primary connections: lease one for the script and its WAIT.
+    if (this.mode === 'sentinel' && this.c.use) return this.c.use((lease) => fn(commands((_key, args) => lease.sendCommand(false, args))));
+    return fn(this);
   }
 
   async exists(key: string): Promise<number> {
@@ -121,8 +167,8 @@ export class NodeRedisClient implements RedisClientPort {
     return String(await this.send(undefined, ['INFO', section]));
   }
 
-  async wait(replicas: number, timeout: number): Promise<number> {
-    return Number(await this.send(undefined, ['WAIT', String(replicas), String(timeout)]));
+  wait(replicas: number, timeout: number): Promise<number> {
+    return this.own.wait(replicas, timeout);
   }
 
   get ready(): boolean {
@@ -137,10 +183,13 @@ export class NodeRedisClient implements RedisClientPort {
   }
 
   onBreak(listener: () => void): () => void {
-    const events = this.isCluster ? ['node-reconnecting', 'node-disconnect'] : ['reconnecting', 'terminated', 'end'];
-    for (const e of events) this.c.on(e, listener);
+    // A Sentinel's 'client-error' comes before the commands out on the failed connection
+    // are rejected; only its primary's count (not a replica's or a sentinel's).
+    const heard = (e: string) => (e === 'client-error' ? (event?: { type?: string }) => event?.type === 'MASTER' && listener() : listener);
+    const listeners = BREAKS[this.mode].map((e) => [e, heard(e) as Listener] as const);
+    for (const [e, l] of listeners) this.c.on(e, l);
     return () => {
-      for (const e of events) this.c.off(e, listener);
+      for (const [e, l] of listeners) this.c.off(e, l);
     };
   }
 
@@ -157,8 +206,9 @@ export class NodeRedisClient implements RedisClientPort {
     const connected = s.connect();
     connected.catch(() => undefined);
     const listener: PubSubListener = (message, channel) => onMessage(channel, message);
-    // A client queues SUBSCRIBE until it is ready; a cluster must know its slots first.
-    const ready = this.isCluster ? connected : Promise.resolve();
+    // A client queues SUBSCRIBE until it is ready; a cluster must know its slots first,
+    // a Sentinel its primary.
+    const ready = this.mode === 'client' ? Promise.resolve() : connected;
     return {
       shardable: this.isCluster,
       subscribe: async (channel, sharded) => {

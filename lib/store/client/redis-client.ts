@@ -21,6 +21,9 @@ export interface PubSubPort {
   close(): void;
 }
 
+/** The commands a pinned connection offers (RedisClientPort.pinned). */
+export type CommandPort = Pick<RedisClientPort, 'evalsha' | 'eval' | 'wait'>;
+
 /**
  * Everything the store asks of one connection (a master or a Cluster), whatever the
  * client library: one adapter per library (ioredis.ts, node-redis.ts) makes its client
@@ -49,6 +52,13 @@ export interface RedisClientPort {
   info(section: string): Promise<string>;
   /** WAIT numreplicas timeout: replicas that acknowledged every write before it (option syncReplicas). */
   wait(replicas: number, timeout: number): Promise<number>;
+  /**
+   * Runs fn with every command it sends on one and the same server connection: WAIT
+   * counts the acknowledgements of the writes of its own connection only, so a script
+   * and the WAIT behind it must share one (a pooled client would otherwise answer WAIT
+   * for a connection that wrote nothing). A single connection just calls fn with itself.
+   */
+  pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T>;
   /** Commands go out now (not into an offline queue). */
   readonly ready: boolean;
   /**

@@ -34,8 +34,10 @@ export class ReplicaSync {
     this.timeout = options.timeout;
   }
 
-  /** WAIT sent behind a script: how many replicas acknowledged every write before it. */
-  private readonly wait = (): Promise<number> => this.connection.wait(this.min, this.timeout);
+  /** The script, then WAIT on the same server connection: how many replicas acknowledged every write before it. */
+  private followed<A extends readonly Arg[], R>(script: Script<A, R>, keys: readonly string[], args: A): Promise<Followed<R, number>> {
+    return this.connection.pinned((c) => script.runFollowed(c, keys, args, () => c.wait(this.min, this.timeout)));
+  }
 
   /**
    * An acquire script (plain or fair) followed by WAIT. Granted with too few
@@ -53,7 +55,7 @@ export class ReplicaSync {
     fair: boolean,
     timeout: number,
   ): Promise<AcquireReply> {
-    const { reply, after } = await script.runFollowed(this.connection, keys, args, this.wait);
+    const { reply, after } = await this.followed(script, keys, args);
     if (!reply.granted) return reply;
     const error = this.shortfall('acquire', after, k.name);
     if (!error) return reply;
@@ -63,7 +65,7 @@ export class ReplicaSync {
 
   /** A renewal script followed by WAIT: its replies, or a ReplicaSyncError for the whole batch. */
   async renew<A extends readonly Arg[], R>(script: Script<A, R>, keys: readonly string[], args: A): Promise<R> {
-    const { reply, after } = await script.runFollowed(this.connection, keys, args, this.wait);
+    const { reply, after } = await this.followed(script, keys, args);
     const error = this.shortfall('renewal', after, undefined);
     if (error) throw error;
     return reply;

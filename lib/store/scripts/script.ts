@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Arg, RedisClientPort } from '../client/redis-client.js';
+import type { Arg, CommandPort, RedisClientPort } from '../client/redis-client.js';
 
 /**
  * A Lua script with its typed arguments and reply: called by EVALSHA, falling back to
@@ -33,7 +33,7 @@ export class Script<Args extends readonly Arg[], Reply> {
    * what it answers is always about the run that replied. Its failure is returned, not
    * thrown: the caller may have a grant to give back.
    */
-  runFollowed<F>(connection: RedisClientPort, keys: readonly string[], args: Args, behind: () => Promise<F>): Promise<Followed<Reply, F>> {
+  runFollowed<F>(connection: CommandPort, keys: readonly string[], args: Args, behind: () => Promise<F>): Promise<Followed<Reply, F>> {
     const follow = (call: Promise<unknown>): Promise<Followed<Reply, F>> => {
       const next = behind().then(
         (value) => ({ ok: true as const, value }),

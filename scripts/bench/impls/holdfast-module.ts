@@ -7,6 +7,9 @@
  */
 import path from 'node:path';
 import type Redis from 'ioredis';
+import type { createClient } from 'redis';
+
+type NodeRedisClient = ReturnType<typeof createClient>;
 import type * as WorkingTree from '../../../lib/index';
 
 export interface HoldfastLock {
@@ -25,7 +28,8 @@ export interface HoldfastClient {
 }
 
 export interface HoldfastModule {
-  LockClient: new (connection: Redis | Redis[], options: { watchdogTimeout: number }) => HoldfastClient;
+  // A baseline version may know only ioredis: node-redis rows run on the working tree only.
+  LockClient: new (connection: Redis | Redis[] | NodeRedisClient | NodeRedisClient[], options: { watchdogTimeout: number }) => HoldfastClient;
 }
 
 /** Compile-time check that the working tree still offers what the bench uses. */

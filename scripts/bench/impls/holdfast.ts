@@ -1,7 +1,7 @@
 /** holdfast as documented: lock() (watchdog lease) and unlock(), one handle per worker, outside scopes. */
 import { LEASE } from '../config';
 import { noteError } from '../log';
-import { connect, quitAll } from './connect';
+import { connect, connectNodeRedis, quitAll } from './connect';
 import type { HoldfastModule } from './holdfast-module';
 import type { Runner } from './types';
 
@@ -14,11 +14,15 @@ export interface HoldfastOptions {
   keyPrefix: string;
   /** Names this version in error tallies. */
   tag: string;
+  /** The client library of its connections (default ioredis): the node-redis rows measure the other adapter. */
+  client?: 'ioredis' | 'node-redis';
 }
 
 export async function openHoldfast(holdfast: HoldfastModule, ports: number[], opts: HoldfastOptions): Promise<Runner> {
-  const conns = await Promise.all(ports.map(connect));
-  const client = new holdfast.LockClient(conns.length === 1 ? conns[0] : conns, { watchdogTimeout: LEASE });
+  const nodeRedis = opts.client === 'node-redis' ? await Promise.all(ports.map(connectNodeRedis)) : [];
+  const conns = opts.client === 'node-redis' ? [] : await Promise.all(ports.map(connect));
+  const given = opts.client === 'node-redis' ? nodeRedis : conns;
+  const client = new holdfast.LockClient(given.length === 1 ? given[0] : given, { watchdogTimeout: LEASE });
   client.on('error', (e) => noteError(`${opts.tag} error event`, e));
   client.on('lost', (e) => noteError(`${opts.tag} lost event`, new Error(`${e.name}: ${e.reason}`)));
   return {
@@ -30,6 +34,7 @@ export async function openHoldfast(holdfast: HoldfastModule, ports: number[], op
     async close() {
       await client.close();
       await quitAll(conns);
+      await Promise.all(nodeRedis.map((c) => c.close().catch(() => c.destroy())));
     },
   };
 }

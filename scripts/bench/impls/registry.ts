@@ -42,6 +42,12 @@ function holdfastImpl(id: string, label: string, family: Family, variant: Holdfa
   };
 }
 
+/** holdfast of the working tree on node-redis clients: the same run compares the two adapters. */
+function nodeRedisImpl(id: string, label: string, variant: HoldfastVariant): ImplDef {
+  const open = (ports: number[]) => openHoldfast(loadHoldfast(variant.root), ports, { fair: false, keyPrefix: 'nr:', tag: id, client: 'node-redis' });
+  return { id, label, family: 'holdfast-node-redis', open };
+}
+
 export function buildRegistry(baseline?: BaselineCheckout): Registry {
   const hf: HoldfastVariant = { id: 'holdfast', label: 'holdfast', keyPrefix: '' };
   const base: HoldfastVariant | undefined = baseline && {
@@ -54,6 +60,7 @@ export function buildRegistry(baseline?: BaselineCheckout): Registry {
     { id: 'raw', label: 'raw floor (holdfast Lua via evalsha)', family: 'raw', open: openRaw },
     holdfastImpl('holdfast', 'holdfast', 'holdfast', hf, false),
     ...(base ? [holdfastImpl(base.id, base.label, 'holdfast-baseline', base, false, 'holdfast')] : []),
+    nodeRedisImpl('holdfast-node-redis', 'holdfast on node-redis 6', hf),
     holdfastImpl('holdfast-fair', 'holdfast fair lock', 'holdfast-fair', hf, true),
     ...(base ? [holdfastImpl(`holdfast-fair@${baseline!.ref}`, `holdfast@${baseline!.ref} fair lock`, 'holdfast-fair-baseline', base, true, 'holdfast-fair')] : []),
     { id: 'redlock', label: 'redlock 5.0.0-beta.2', family: 'redlock', open: openRedlock },
@@ -64,6 +71,7 @@ export function buildRegistry(baseline?: BaselineCheckout): Registry {
     { id: 'raw-quorum', label: 'raw quorum (3 masters, Promise.all)', family: 'raw', open: openRaw },
     holdfastImpl('holdfast-quorum', 'holdfast quorum (3 masters)', 'holdfast', hf, false),
     ...(base ? [holdfastImpl(`${base.id}-quorum`, `${base.label} quorum (3 masters)`, 'holdfast-baseline', base, false, 'holdfast-quorum')] : []),
+    nodeRedisImpl('holdfast-node-redis-quorum', 'holdfast quorum on node-redis 6 (3 masters)', hf),
     { id: 'redlock-3', label: 'redlock, 3 clients', family: 'redlock', open: openRedlock },
     { id: 'redis-semaphore-redlock', label: 'redis-semaphore RedlockMutex (3)', family: 'redis-semaphore', open: openSemaphore },
   ];

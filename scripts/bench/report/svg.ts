@@ -6,6 +6,7 @@ import { f, fi, fx } from './format';
 const COLORS: Record<Family, string> = {
   raw: '#6b7280',
   holdfast: '#2563eb',
+  'holdfast-node-redis': '#0891b2',
   'holdfast-fair': '#7c3aed',
   redlock: '#dc2626',
   'redis-semaphore': '#16a34a',
