@@ -44,7 +44,7 @@ export async function failover(t: SentinelTopology): Promise<Fault> {
   const newPort = await t.waitFailover(oldPort, { replicas: 1 });
   await old.restart();
   // Sentinel turns the returning old primary into a replica of the new one.
-  await until('the old primary back as a replica in sync', 30_000, async () => {
+  await until('the old primary back as a replica in sync', 60_000, async () => {
     const info = await rawCommand(old.port, ['INFO', 'replication'], 1_000);
     return /role:slave/.test(info) && new RegExp(`master_port:${newPort}\\b`).test(info) && /master_link_status:up/.test(info);
   });
