@@ -13,9 +13,12 @@
 local key, fence, owner, lease, retention = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7])
 local now
-if redis.call('exists', key) == 0 then
+-- One EXISTS of both keys: 0 (the common uncontended case) says the lock is free and
+-- nobody waits, without reading the list; 2 that it is held; 1 asks the lock key.
+local both = redis.call('exists', key, waiting)
+if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head, since
-  if me ~= '' then head, since, now = headOf(waiting, alive, entry) end
+  if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
   if not head or head == me or now - since < turn then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)

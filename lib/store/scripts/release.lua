@@ -19,8 +19,8 @@ if held == 0 then return {0} end
 -- lost with the connection (ioredis resent it). A second decrement could free the
 -- lock under an owner that still holds a level.
 if held < tonumber(ARGV[7]) then return {1, held} end
-local count = redis.call('hincrby', key, owner, -1)
-if count > 0 then return {1, count} end
+-- The last level: nothing to decrement, the key (or the owner's field) goes below.
+if held > 1 then return {1, redis.call('hincrby', key, owner, -1)} end
 local me, turn, entry = ARGV[6], tonumber(ARGV[9]), tonumber(ARGV[10])
 if me == '' then
   redis.call('del', key)
