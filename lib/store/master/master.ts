@@ -116,7 +116,8 @@ export class MasterStore implements Store {
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
+  // Not async: one step from the reply to the result.
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
     const sentAt = now();
     const keys = [k.key, k.fence, k.waiting, k.alive];
     const args: [string, number, number, string, '1' | '0', number, number, string, PublishVerb] = [
@@ -131,9 +132,10 @@ export class MasterStore implements Store {
       this.publish,
     ];
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
-    const reply = await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call);
-    this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-    return granted(reply, sentAt, lease);
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call).then((reply) => {
+      this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+      return granted(reply, sentAt, lease);
+    });
   }
 
   release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
