@@ -119,7 +119,8 @@ export class MasterStore implements Store {
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
     const sentAt = now();
     const keys = [k.key, k.fence, k.waiting, k.alive];
-    const args: [string, number, number, string, '1' | '0', PublishVerb] = [owner, lease, this.keyRetention, this.waitingList?.id ?? '', queued ? '1' : '0', this.publish];
+    const waiter = this.waitingList?.id ?? '';
+    const args: [string, number, number, string, PublishVerb, ...(['1'] | [])] = queued ? [owner, lease, this.keyRetention, waiter, this.publish, '1'] : [owner, lease, this.keyRetention, waiter, this.publish];
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call).then((reply) => {
       this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
@@ -136,7 +137,9 @@ export class MasterStore implements Store {
     const call = releaseScripts.release.run(
       this.connection,
       [k.key, k.fence, k.waiting, k.alive],
-      [owner, this.publish, next?.owner ?? '', next?.lease ?? 0, this.waitingList?.id ?? '', held, this.keyRetention],
+      next
+        ? [owner, this.publish, this.waitingList?.id ?? '', held, next.owner, next.lease, this.keyRetention]
+        : [owner, this.publish, this.waitingList?.id ?? '', held],
     );
     return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
   }

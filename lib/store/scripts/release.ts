@@ -32,13 +32,13 @@ const decode = (raw: unknown): ReleaseReply => {
 
 /**
  * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, publish verb,
- * next owner or '', next lease, the client's id on the waiting list ('' for none: every
- * waiter is woken), levels held before the call, key retention (the fence's TTL when a
- * hand-off mints). The channel is the lock key's + ':ch'; turn and entry lease are fixed
- * in _waiting.lua (fewer arguments: each costs the client on every call).
+ * the client's id on the waiting list ('' for none: every waiter is woken), levels held
+ * before the call, and for a hand-off only: next owner, its lease, key retention (the
+ * fence's TTL when the hand-off mints). The channel is the lock key's + ':ch'; turn and
+ * entry lease are fixed in _waiting.lua (fewer arguments: each costs the client on every call).
  */
 export const release = new Script<
-  [owner: string, publish: PublishVerb, next: string, nextLease: number, waiter: string, held: number, retention: number],
+  [owner: string, publish: PublishVerb, waiter: string, held: number, ...handOff: [next: string, nextLease: number, retention: number] | []],
   ReleaseReply
 >(
   'release',

@@ -52,8 +52,8 @@ export async function openRaw(ports: number[]): Promise<Runner> {
       const alive = `${key}:alive`;
       // No waiting list (client id ''): the floor polls, like quorum mode's waiters.
       // The channel (key + ':ch') is the scripts' own; no waiting list, no join: the floor polls.
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', '0', 'publish') as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, 'publish', '', 0, '', 1, RETENTION) as Promise<number[]>;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', 'publish') as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, 'publish', '', 1) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];
         return {
