@@ -35,19 +35,34 @@ export class LockHandle implements Lock {
   lock(leaseOrOptions?: number | LockOptions): Promise<void> {
     try {
       const o = resolveLockArgs(leaseOrOptions, arguments.length);
-      return this.take(o.leaseTime, undefined, o.signal).then(settled);
+      this.port.assertOpen();
+      const scope = currentScope();
+      if (scope) return this.port.acquire(this.primitive, this.keys, this.port.ownerOf(scope), o.leaseTime, undefined, o.signal).then(settled);
+      // take() inlined: one step keeps the hold and settles the lock(), not two.
+      return this.port.acquire(this.primitive, this.keys, this.port.unscopedOwner(), o.leaseTime, undefined, o.signal).then(this.keep);
     } catch (error) {
       return Promise.reject(error);
     }
   }
+
+  /** Keeps a hold taken outside every scope (resolves a lock() with nothing). */
+  private readonly keep = (hold: Hold | null): void => {
+    if (hold) this.unscoped.push(hold);
+  };
 
   async tryLock(waitTimeOrOptions?: number | TryLockOptions, leaseTime?: number): Promise<boolean> {
     const o = resolveTryLockArgs(waitTimeOrOptions, leaseTime, arguments.length);
     return (await this.take(o.leaseTime, o.waitTime, o.signal)) !== null;
   }
 
-  async unlock(): Promise<void> {
-    return this.port.release(this.holdToUnlock());
+  // Not async: the release's own promise is returned, not one resolved with it (which
+  // costs two more microtask steps on every unlock).
+  unlock(): Promise<void> {
+    try {
+      return this.port.release(this.holdToUnlock());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The hold an unlock() from here drops a level of; throws when there is none. */

@@ -49,7 +49,7 @@ import { installCommandCounter } from './counters';
 import { setRetryBudget, waitForQuiet } from './disturbance';
 import type { Env } from './env';
 import { connect } from './impls/connect';
-import { loadHoldfast } from './impls/holdfast-module';
+import { buildHoldfast, loadHoldfast } from './impls/holdfast-module';
 import { buildRegistry, selectImpls } from './impls/registry';
 import type { BaselineCheckout } from './impls/types';
 import { childCounts, countUnhandledRejections, dedupeWarnings, errorSamples, errorStack, errorText, log, secondsSinceStart, unhandledRejections, warningKinds } from './log';
@@ -91,11 +91,22 @@ function onSignals(): void {
   }
 }
 
+/** The working tree's build, before any server starts (see holdfast-module.ts). */
+function buildOrExit(): void {
+  try {
+    buildHoldfast();
+  } catch (e) {
+    process.stderr.write(`bench: building holdfast failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+}
+
 /** The baseline worktree, with its holdfast loaded once here so a broken ref fails before any server starts. */
 function baselineOrExit(ref: string | undefined): BaselineCheckout | undefined {
   if (ref === undefined) return undefined;
   try {
     const checkout = createBaselineWorktree(ref);
+    buildHoldfast(checkout.dir);
     loadHoldfast(checkout.dir);
     return checkout;
   } catch (e) {
@@ -110,6 +121,7 @@ async function main(): Promise<void> {
   countUnhandledRejections();
   dedupeWarnings();
   onSignals();
+  buildOrExit();
   const baseline = baselineOrExit(baselineRef);
   const registry = buildRegistry(baseline);
   log(`mode ${cfg.mode}, ${cfg.rounds} round(s), scenarios: ${[...only].join(', ')}`);

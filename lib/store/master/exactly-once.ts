@@ -63,50 +63,59 @@ export class ExactlyOnce {
     this.offBreak();
   }
 
-  /** Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4). */
-  async grant(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>): Promise<AcquireReply> {
+  /**
+   * Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4).
+   * Not async: a reply in the same epoch settles it in one step (the hot path).
+   */
+  grant(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>): Promise<AcquireReply> {
     const epoch = this.epoch;
-    let reply: AcquireReply;
-    try {
-      reply = await withTimeout(call, timeout, 'acquire', k.name);
-    } catch (error) {
-      if (error instanceof CommandTimeoutError) {
-        call.then(
-          (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.id, owner) + 1)),
-          () => undefined,
-        );
-      } else if (this.epoch !== epoch) {
-        if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
-        else await this.settleLevel(k, owner, held, timeout);
-      }
-      throw error;
-    }
-    if (reply.granted && this.epoch !== epoch) await this.settleLevel(k, owner, held + 1, timeout);
-    return reply;
+    return withTimeout(call, timeout, 'acquire', k.name).then(
+      (reply) => (reply.granted && this.epoch !== epoch ? this.settleLevel(k, owner, held + 1, timeout).then(() => reply) : reply),
+      (error: unknown) => this.grantFailed(k, owner, held, timeout, fair, call, epoch, error),
+    );
   }
 
-  /** Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6). */
-  async release(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>): Promise<ReleaseReply> {
+  private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
+    if (error instanceof CommandTimeoutError) {
+      call.then(
+        (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.id, owner) + 1)),
+        () => undefined,
+      );
+    } else if (this.epoch !== epoch) {
+      if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
+      else await this.settleLevel(k, owner, held, timeout);
+    }
+    throw error;
+  }
+
+  /**
+   * Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6).
+   * Not async, like grant().
+   */
+  release(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>): Promise<ReleaseReply> {
     const epoch = this.epoch;
-    let reply: ReleaseReply;
-    try {
-      reply = await withTimeout(call, timeout, 'release', k.name);
-    } catch (error) {
-      if (next) {
-        // Timed out: the hand-off may still happen, and the waiter it named has moved on.
-        if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, 5_000), () => undefined);
-        // Failed with its connection (a Cluster gives up rather than resending), maybe
-        // after the server ran it: taken back before the waiter retries on its own.
-        else await this.takeBack(k, next, timeout);
-      }
-      throw error;
+    return withTimeout(call, timeout, 'release', k.name).then(
+      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? this.resentRelease(k, next, timeout) : reply),
+      (error: unknown) => this.releaseFailed(k, timeout, next, call, error),
+    );
+  }
+
+  /** A last release answered "not held" after a reconnect: a resend of one that ran (rule 5). */
+  private async resentRelease(k: LockKeys, next: NextOwner | undefined, timeout: number): Promise<ReleaseReply> {
+    // Its first run may have handed the lock to `next`, whom the client treats as still waiting.
+    if (next) await this.takeBack(k, next, timeout);
+    return { kind: 'released', receivers: 0 };
+  }
+
+  private async releaseFailed(k: LockKeys, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, error: unknown): Promise<never> {
+    if (next) {
+      // Timed out: the hand-off may still happen, and the waiter it named has moved on.
+      if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, 5_000), () => undefined);
+      // Failed with its connection (a Cluster gives up rather than resending), maybe
+      // after the server ran it: taken back before the waiter retries on its own.
+      else await this.takeBack(k, next, timeout);
     }
-    if (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch) {
-      // Its first run may have handed the lock to `next`, whom the client treats as still waiting.
-      if (next) await this.takeBack(k, next, timeout);
-      return { kind: 'released', receivers: 0 };
-    }
-    return reply;
+    throw error;
   }
 
   private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {

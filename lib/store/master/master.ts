@@ -6,6 +6,7 @@ import * as acquireScripts from '../scripts/acquire.js';
 import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
+import * as sources from '../scripts/sources.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
@@ -21,14 +22,12 @@ import { Subscriber } from './subscriber.js';
 const RENEW_CHUNK = 500;
 
 /**
- * How long the head of a lock's waiting list may be passed over by whoever comes first
- * to the free lock (scripts/_waiting.lua): a client that re-locks at once keeps going
- * without a wake-up in another process for that long, and no wait at the head is longer.
+ * Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters
+ * retry 3 times as often. Fixed in scripts/_waiting.lua (with the turn, TURN_MS: how long
+ * the head of the list may be passed over by whoever comes first to the free lock) and
+ * read from there, so the scripts and the client never disagree.
  */
-const TURN_MS = 50;
-
-/** Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters retry 3 times as often. */
-const ENTRY_LEASE = 3_000;
+const ENTRY_LEASE = Number(/\bENTRY_LEASE = (\d+)/.exec(sources.waitingWake)?.[1]);
 
 const now = () => performance.now();
 
@@ -95,8 +94,8 @@ export class MasterStore implements Store {
       id,
       entryLease: ENTRY_LEASE,
       leave: (k, timeout) =>
-        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish, TURN_MS, ENTRY_LEASE]), timeout, 'leave the waiters of', k.name),
-      wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish, ENTRY_LEASE]), timeout, 'wake a waiter of', k.name),
+        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish]), timeout, 'leave the waiters of', k.name),
+      wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish]), timeout, 'wake a waiter of', k.name),
     };
   }
 
@@ -121,24 +120,17 @@ export class MasterStore implements Store {
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  async acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
+  // Not async: one step from the reply to the result.
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
     const sentAt = now();
     const keys = [k.key, k.fence, k.waiting, k.alive];
-    const args: [string, number, number, string, '1' | '0', number, number, string, PublishVerb] = [
-      owner,
-      lease,
-      this.keyRetention,
-      this.waitingList?.id ?? '',
-      queued ? '1' : '0',
-      ENTRY_LEASE,
-      TURN_MS,
-      k.channel,
-      this.publish,
-    ];
+    const waiter = this.waitingList?.id ?? '';
+    const args: [string, number, number, string, PublishVerb, ...(['1'] | [])] = queued ? [owner, lease, this.keyRetention, waiter, this.publish, '1'] : [owner, lease, this.keyRetention, waiter, this.publish];
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
-    const reply = await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call);
-    this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-    return granted(reply, sentAt, lease);
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call).then((reply) => {
+      this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+      return granted(reply, sentAt, lease);
+    });
   }
 
   release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
@@ -150,7 +142,9 @@ export class MasterStore implements Store {
     const call = releaseScripts.release.run(
       this.connection,
       [k.key, k.fence, k.waiting, k.alive],
-      [owner, k.channel, this.publish, next?.owner ?? '', next?.lease ?? 0, this.waitingList?.id ?? '', held, this.keyRetention, TURN_MS, ENTRY_LEASE],
+      next
+        ? [owner, this.publish, this.waitingList?.id ?? '', held, next.owner, next.lease, this.keyRetention]
+        : [owner, this.publish, this.waitingList?.id ?? '', held],
     );
     return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
   }

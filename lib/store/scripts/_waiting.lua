@@ -9,6 +9,10 @@
 -- the free lock (the releasing client's next section costs no wake-up in another
 -- process); after that the free lock is the head's alone. Every wait at the head is
 -- bounded by `turn` plus one wake-up.
+-- Both are fixed here, not sent with every call (each argument costs the client on the
+-- hot path): TURN_MS is `turn`, ENTRY_LEASE an entry's lease (the client reads it from
+-- this source: its waiters retry three times per lease, which moves their deadlines).
+local TURN_MS, ENTRY_LEASE = 50, 3000
 
 -- The server's clock in ms (fractional), never a client's.
 local function clock()

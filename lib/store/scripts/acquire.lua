@@ -4,22 +4,25 @@
 -- clients, KEYS[4] their deadlines.
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] key retention ms (the counter's TTL),
 -- ARGV[4] the caller's client id on the waiting list, '' for no list (quorum mode),
--- ARGV[5] '1' to join the list when refused (the caller waits), ARGV[6] lease of a list
--- entry ms, ARGV[7] turn ms, ARGV[8] channel, ARGV[9] 'publish' or 'spublish'.
+-- ARGV[5] 'publish' or 'spublish', ARGV[6] '1' to join the list when refused (the
+-- caller waits), absent not to. The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
 -- Returns {1, token} when held, {0, pttl, counter, turnIn} otherwise: pttl -2 when the
 -- key is free but another client's turn has come; the counter lets quorum mode raise
 -- lagging masters' counters; turnIn -1, or when the caller heads the list the ms until
 -- the free lock is its alone.
 local key, fence, owner, lease, retention = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7])
+local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], ENTRY_LEASE, TURN_MS
 local now
-if redis.call('exists', key) == 0 then
+-- One EXISTS of both keys: 0 (the common uncontended case) says the lock is free and
+-- nobody waits, without reading the list; 2 that it is held; 1 asks the lock key.
+local both = redis.call('exists', key, waiting)
+if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head, since
-  if me ~= '' then head, since, now = headOf(waiting, alive, entry) end
+  if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
   if not head or head == me or now - since < turn then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
-    if head then served(waiting, alive, entry, me, head, turn, ARGV[8], ARGV[9]) end
+    if head then served(waiting, alive, entry, me, head, turn, key .. ':ch', ARGV[5]) end
     -- Above every token minted for the name, whoever held the lock before (see mint).
     return {1, mint(fence, retention)}
   end
@@ -35,7 +38,7 @@ elseif redis.call('hexists', key, owner) == 1 then
   return {1, tonumber(redis.call('get', fence) or '0')}
 end
 local turnIn = -1
-if me ~= '' and ARGV[5] == '1' then
+if me ~= '' and ARGV[6] == '1' then
   now = now or clock()
   redis.call('zadd', waiting, 'NX', now, me)
   redis.call('zadd', alive, now + entry, me)

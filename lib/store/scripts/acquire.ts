@@ -14,10 +14,12 @@ export type AcquireReply =
 /**
  * acquire.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, lease, key
  * retention (the fence's TTL), client id on the waiting list ('' none), join when
- * refused, list entry lease, turn, channel, publish verb.
+ * publish verb, then '1' to join the list when refused (absent: not). The channel is the
+ * lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua. Arguments are few:
+ * each costs the client on every call.
  */
 export const acquire = new Script<
-  [owner: string, lease: number, retention: number, waiter: string, join: '1' | '0', entryLease: number, turn: number, channel: string, publish: PublishVerb],
+  [owner: string, lease: number, retention: number, waiter: string, publish: PublishVerb, ...join: ['1'] | []],
   AcquireReply
 >('acquire', sources.acquire, (raw) => {
   const r = raw as number[];

@@ -1,44 +1,45 @@
 -- Drop one level of ARGV[1]'s hold. At zero, either hand the lock straight to the
--- next waiter of the same client (ARGV[4], lease ARGV[5]), or delete it and wake the
+-- next waiter of the same client (ARGV[5], lease ARGV[6]), or delete it and wake the
 -- client whose turn it is (see _waiting.lua). KEYS[1] lock hash, KEYS[2] fencing
 -- counter, KEYS[3] waiting clients, KEYS[4] their deadlines.
--- ARGV[1] owner, ARGV[2] channel, ARGV[3] 'publish' or 'spublish',
--- ARGV[4] next owner or '', ARGV[5] next owner's lease ms,
--- ARGV[6] the releasing client's id on the waiting list, '' for no list (quorum mode:
+-- ARGV[1] owner, ARGV[2] 'publish' or 'spublish',
+-- ARGV[3] the releasing client's id on the waiting list, '' for no list (quorum mode:
 -- every waiter is woken by 'released'),
--- ARGV[7] levels the client holds before this release (1 for the last).
--- ARGV[8] key retention ms (the counter's TTL when a hand-off mints a token).
--- ARGV[9] turn ms, ARGV[10] lease of a waiting-list entry ms.
+-- ARGV[4] levels the client holds before this release (1 for the last),
+-- and for a hand-off only (absent otherwise): ARGV[5] next owner, ARGV[6] its lease ms,
+-- ARGV[7] key retention ms (the counter's TTL when the hand-off mints a token).
+-- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
 -- Returns {0} not held, {1, count} still held, {2, receivers, deferred} released
 -- (receivers of the wake-up message; deferred 1 when nobody was woken because the
 -- head's turn has not come: see waiting-wake.lua), {3, token} handed off.
-local key, fence, owner = KEYS[1], KEYS[2], ARGV[1]
+local key, fence, owner, how = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local channel = key .. ':ch'
 local held = tonumber(redis.call('hget', key, owner) or '0')
 if held == 0 then return {0} end
 -- Fewer levels than the client holds: this release ran already and its reply was
 -- lost with the connection (ioredis resent it). A second decrement could free the
 -- lock under an owner that still holds a level.
-if held < tonumber(ARGV[7]) then return {1, held} end
-local count = redis.call('hincrby', key, owner, -1)
-if count > 0 then return {1, count} end
-local me, turn, entry = ARGV[6], tonumber(ARGV[9]), tonumber(ARGV[10])
+if held < tonumber(ARGV[4]) then return {1, held} end
+-- The last level: nothing to decrement, the key (or the owner's field) goes below.
+if held > 1 then return {1, redis.call('hincrby', key, owner, -1)} end
+local me, turn, entry = ARGV[3], TURN_MS, ENTRY_LEASE
 if me == '' then
   redis.call('del', key)
-  return {2, notify(ARGV[2], 'released', ARGV[3])}
+  return {2, notify(channel, 'released', how)}
 end
 local head, since, now = headOf(KEYS[3], KEYS[4], entry)
 -- Another client's turn has come: it goes first, even before our own next waiter.
 local theirs = head and head ~= me and now - since >= turn
-if ARGV[4] ~= '' and not theirs then
+if ARGV[5] and not theirs then
   -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
   redis.call('hdel', key, owner)
-  redis.call('hset', key, ARGV[4], 1)
-  redis.call('pexpire', key, tonumber(ARGV[5]))
-  if head then served(KEYS[3], KEYS[4], entry, me, head, turn, ARGV[2], ARGV[3]) end
-  return {3, mint(fence, tonumber(ARGV[8]))}
+  redis.call('hset', key, ARGV[5], 1)
+  redis.call('pexpire', key, tonumber(ARGV[6]))
+  if head then served(KEYS[3], KEYS[4], entry, me, head, turn, channel, how) end
+  return {3, mint(fence, tonumber(ARGV[7]))}
 end
 redis.call('del', key)
-if head and (theirs or head == me) then return {2, notify(ARGV[2], head, ARGV[3]), 0} end
+if head and (theirs or head == me) then return {2, notify(channel, head, how), 0} end
 -- A head whose turn has not come yet knows it heads the list and retries then; the
 -- releasing client wakes it sooner if it does not take the lock again at once.
 return {2, 0, head and 1 or 0}

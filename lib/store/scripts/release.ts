@@ -32,13 +32,14 @@ export const decode = (raw: unknown): ReleaseReply => {
 };
 
 /**
- * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, channel,
- * publish verb, next owner or '', next lease, the client's id on the waiting list ('' for
- * none: every waiter is woken), levels held before the call, key retention (the fence's
- * TTL when a hand-off mints), turn, list entry lease.
+ * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, publish verb,
+ * the client's id on the waiting list ('' for none: every waiter is woken), levels held
+ * before the call, and for a hand-off only: next owner, its lease, key retention (the
+ * fence's TTL when the hand-off mints). The channel is the lock key's + ':ch'; turn and
+ * entry lease are fixed in _waiting.lua (fewer arguments: each costs the client on every call).
  */
 export const release = new Script<
-  [owner: string, channel: string, publish: PublishVerb, next: string, nextLease: number, waiter: string, held: number, retention: number, turn: number, entryLease: number],
+  [owner: string, publish: PublishVerb, waiter: string, held: number, ...handOff: [next: string, nextLease: number, retention: number] | []],
   ReleaseReply
 >(
   'release',
@@ -52,11 +53,11 @@ export const fairRelease = new Script<[owner: string, channel: string, publish: 
 /** fair-leave.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb. */
 export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb], void>('fair-leave', sources.fairLeave, () => undefined);
 
-/** waiting-leave.lua: KEYS lock, waiting list, its deadlines; ARGV client id, channel, publish verb, turn, entry lease. */
-export const waitingLeave = new Script<[waiter: string, channel: string, publish: PublishVerb, turn: number, entryLease: number], void>('waiting-leave', sources.waitingLeave, () => undefined);
+/** waiting-leave.lua: KEYS lock, waiting list, its deadlines; ARGV client id, channel, publish verb. */
+export const waitingLeave = new Script<[waiter: string, channel: string, publish: PublishVerb], void>('waiting-leave', sources.waitingLeave, () => undefined);
 
-/** waiting-wake.lua: KEYS lock, waiting list, its deadlines; ARGV channel, publish verb, entry lease. */
-export const waitingWake = new Script<[channel: string, publish: PublishVerb, entryLease: number], void>('waiting-wake', sources.waitingWake, () => undefined);
+/** waiting-wake.lua: KEYS lock, waiting list, its deadlines; ARGV channel, publish verb. */
+export const waitingWake = new Script<[channel: string, publish: PublishVerb], void>('waiting-wake', sources.waitingWake, () => undefined);
 
 /** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
 export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);

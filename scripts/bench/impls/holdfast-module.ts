@@ -1,10 +1,15 @@
 /**
- * Loading holdfast: the working tree's lib/ (compiled by tsc with the bench), or another
- * checkout's lib/index.ts (--baseline) loaded at run time through the same loader (tsx).
+ * Loading holdfast: each checkout's build (dist/cjs, what users run), made by
+ * buildHoldfast() before the run for the working tree and the --baseline checkout alike.
+ * BENCH_HOLDFAST_FROM=lib loads lib/index.ts through tsx instead, for both: tsx's
+ * keepNames helper (`__name`) wraps every named closure, which inflates closure-heavy
+ * code, so the two must come the same way for the comparison to stay fair.
  *
  * The bench touches holdfast only through the public API typed below, so that both
  * versions load while the internals change between them.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
@@ -39,6 +44,24 @@ export const WORKING_TREE_FITS: typeof WorkingTree extends HoldfastModule ? true
 const WORKING_TREE_ROOT = path.join(__dirname, '..', '..', '..');
 const loaded = new Map<string, HoldfastModule>();
 
+/** Where holdfast is loaded from (inherited by the bench's child processes). */
+const FROM: 'dist' | 'lib' = process.env.BENCH_HOLDFAST_FROM === 'lib' ? 'lib' : 'dist';
+
+function entryOf(root: string): string {
+  return FROM === 'dist' ? path.join(root, 'dist', 'cjs', 'index.js') : path.join(root, 'lib', 'index.ts');
+}
+
+/**
+ * Builds the checkout at `root` (its own scripts/build.mjs), unless the bench loads lib/.
+ * Throws when it has no build script or the build fails.
+ */
+export function buildHoldfast(root = WORKING_TREE_ROOT): void {
+  if (FROM === 'lib') return;
+  const script = path.join(root, 'scripts', 'build.mjs');
+  if (!fs.existsSync(script)) throw new Error(`${root} has no scripts/build.mjs: run with BENCH_HOLDFAST_FROM=lib`);
+  execFileSync(process.execPath, [script], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
 /**
  * The working tree's holdfast, or (with `root`) the one in that checkout. Loaded on
  * first use, so a process loads only the versions it runs (the watchdog child's heap
@@ -47,9 +70,9 @@ const loaded = new Map<string, HoldfastModule>();
 export function loadHoldfast(root = WORKING_TREE_ROOT): HoldfastModule {
   const cached = loaded.get(root);
   if (cached) return cached;
-  const entry = path.join(root, 'lib', 'index.ts');
-  // A plain require: the bench runs as CommonJS under tsx, whose hooks compile .ts files
-  // outside this checkout too. Each root is a separate module graph.
+  const entry = entryOf(root);
+  // A plain require: the bench runs as CommonJS (under tsx, whose hooks compile .ts files
+  // outside this checkout too, for BENCH_HOLDFAST_FROM=lib). Each root is a separate module graph.
   const mod: unknown = require(entry);
   const LockClient = (mod as { LockClient?: unknown } | null)?.LockClient;
   if (typeof LockClient !== 'function') throw new Error(`${entry} does not export a LockClient class`);

@@ -47,13 +47,13 @@ export async function openRaw(ports: number[]): Promise<Runner> {
     worker(name) {
       const key = `raw:{${name}}`;
       const fence = `${key}:fence`;
-      const channel = `${key}:ch`;
       const owner = `raw-${process.pid}-${++ownerSeq}`;
       const waiting = `${key}:waiting`;
       const alive = `${key}:alive`;
       // No waiting list (client id ''): the floor polls, like quorum mode's waiters.
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', '0', 3_000, 0, channel, 'publish') as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, channel, 'publish', '', 0, '', 1, RETENTION, 0, 3_000) as Promise<number[]>;
+      // The channel (key + ':ch') is the scripts' own; no waiting list, no join: the floor polls.
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', 'publish') as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, 'publish', '', 1) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];
         return {

@@ -34,6 +34,6 @@ export interface BaselineCheckout {
   ref: string;
   /** The commit it resolved to when the worktree was made. */
   commit: string;
-  /** The worktree's root; its lib/index.ts is loaded. */
+  /** The worktree's root; its build (dist/cjs) is loaded, or lib/index.ts with BENCH_HOLDFAST_FROM=lib. */
   dir: string;
 }
