@@ -2,7 +2,7 @@ import { LockError } from '../errors/LockError.js';
 import type { ReadWriteSide } from '../primitives/read-write.js';
 import { currentScope, type Scope } from '../scope.js';
 import type { LockKeys } from '../store/types.js';
-import type { ScopedOptions } from '../options.js';
+import type { LockOptions, ScopedOptions } from '../options.js';
 import { LockHandle } from './lock.js';
 import type { LockPort } from './port.js';
 import type { Held, Lock } from './types.js';
@@ -44,6 +44,18 @@ class WriteLockHandle extends LockHandle {
   protected override take(leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined) {
     this.refuseUpgrade();
     return super.take(leaseTime, waitTime, signal);
+  }
+
+  // lock() does not go through take() (its fast path keeps the hold in one step), so
+  // it refuses an upgrade itself. The rest parameter keeps the caller's argument count,
+  // which lock()'s argument check reads.
+  override lock(...args: [leaseOrOptions?: number | LockOptions]): Promise<void> {
+    try {
+      this.refuseUpgrade();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return super.lock(...args);
   }
 
   override acquire(options?: ScopedOptions): Promise<Held> {
