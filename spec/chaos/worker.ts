@@ -247,13 +247,15 @@ async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   const pool = [...config.locks];
   const names = [0, 1].map(() => pool.splice(Math.floor(Math.random() * pool.length), 1)[0]!);
   const ids: string[] = [];
+  // Active from the call on: a name taken first is held (and renewed) while the next is
+  // awaited, which is no ghost. One taken and not given back still shows after the call.
+  for (const name of names) active.set(name, (active.get(name) ?? 0) + 1);
   try {
     await locks.getMultiLock(names).run(async ({ signal, tokens }) => {
       const start = Date.now();
       for (const name of names) {
         ids.push(`${config.worker}.${config.gen}.${t}.${++holdSeq}`);
-        active.set(name, (active.get(name) ?? 0) + 1);
-        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start });
+        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start, with: names.filter((n) => n !== name) });
       }
       const onAbort = () => {
         const reason = signal.reason instanceof LockLostError ? `${signal.reason.lockName} ${signal.reason.reason}` : String(signal.reason);
@@ -277,7 +279,7 @@ async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   } catch (e) {
     for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
   } finally {
-    if (ids.length > 0) for (const name of names) active.set(name, active.get(name)! - 1);
+    for (const name of names) active.set(name, active.get(name)! - 1);
   }
   return ids.length > 0;
 }
