@@ -9,6 +9,8 @@
  *     at most 5 held at once (spec/chaos/permits.ts); with a single Redis or --cluster
  *   npm run chaos -- --rw         # read-write locks (with --cluster too): workers read or write;
  *                                 # never a reader and a writer at once, at most one writer
+ *   npm run chaos -- --multi      # workers also take multi-locks over 2 of the names (any mode but
+ *                                 # --rw); each name's section is checked as that lock's
  *   npm run chaos -- --sentinel [--sync-replicas]   # primary, 2 replicas, 3 sentinels; failovers (scripts/chaos-sentinel.ts)
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
@@ -95,6 +97,8 @@ export interface ChaosOptions {
   keepLogs?: boolean;
   /** Workers also take permits of a semaphore (not in quorum mode, which has none). */
   semaphore?: boolean;
+  /** Workers also take multi-locks over two of the lock names (getMultiLock), checked per name. */
+  multi?: boolean;
 }
 
 export interface ChaosResult {
@@ -176,6 +180,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       watchdogTimeout: lease,
       semaphore: opts.semaphore ? SEMAPHORE : undefined,
       readWrite: opts.readWrite,
+      multi: opts.multi,
     };
     const child = spawn(
       process.execPath,
@@ -514,7 +519,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   if (permits) report.violations.push(...permits.violations);
   const faultsByKind = Object.fromEntries([...FAULT_KINDS, 'failover'].map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
-    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : sentinel ? ` (Sentinel mode, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'})` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${opts.multi ? ' (with multi-locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : sentinel ? ` (Sentinel mode, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'})` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
     ...(permits ? [formatPermitReport(permits, limits)] : []),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
@@ -553,7 +558,7 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): ChaosOptions {
-  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --rw, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs';
+  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --rw, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -585,6 +590,8 @@ function readCommandLine(argv: string[]): ChaosOptions {
   if (values.cluster) opts.mode = 'cluster';
   if (values.rw) opts.readWrite = true;
   if (values.rw && values.quorum) throw new Error('--rw: read-write locks refuse quorum mode');
+  if (values.multi && values.rw) throw new Error('--multi and --rw exclude each other: a multi-lock takes plain locks of the names the read-write locks use');
+  if (values.multi) opts.multi = true;
   if (values.sentinel) opts.mode = 'sentinel';
   if (values['sync-replicas']) opts.syncReplicas = true;
   if (values.faults !== undefined) {
@@ -612,6 +619,7 @@ function parseCommandLine(argv: string[]) {
       quorum: { type: 'boolean' },
       cluster: { type: 'boolean' },
       semaphore: { type: 'boolean' },
+      multi: { type: 'boolean' },
       rw: { type: 'boolean' },
       sentinel: { type: 'boolean' },
       'sync-replicas': { type: 'boolean' },

@@ -217,6 +217,19 @@ describe('chaos checker on hand-made histories', () => {
     expect(kinds([write({ token: 8, start: 1_000, end: 1_200 }), write({ token: 9, start: 1_150, pid: 101 })])).toEqual(['overlap']);
     expect(kinds([write({ token: 8, start: 1_000, end: 1_100 }), read({ token: 7, start: 1_150, pid: 101 })])).toEqual(['token']);
   });
+
+  it('multi-locks: checks each name\'s section as that lock\'s, so a multi section overlapping a section of either name is caught', () => {
+    // One getMultiLock(['main', 'aux-1']) section, logged once per name with that name's token.
+    const multi = [hold({ token: 5, start: 1_000, end: 1_200, with: ['aux-1'] }), hold({ token: 3, start: 1_000, end: 1_200, lock: 'aux-1', with: ['main'] })];
+    const r = check([...multi, hold({ token: 4, start: 1_200, lock: 'aux-1', worker: 1, pid: 101 }), hold({ token: 6, start: 1_250, worker: 1, pid: 101 })]);
+    expect(r.violations).toEqual([]);
+    expect(r.multiSections).toBe(2);
+    // Another holder of aux-1 alone inside the multi section (its token would be fine).
+    const inside = check([...multi, hold({ token: 4, start: 1_100, lock: 'aux-1', worker: 1, pid: 101 })]).violations;
+    expect(inside.map((v) => [v.kind, v.lock])).toEqual([['overlap', 'aux-1']]);
+    // And on main: the multi section's name that came second in the given order is no less checked.
+    expect(kinds([...multi, hold({ token: 6, start: 1_199, worker: 1, pid: 101 })])).toEqual(['overlap']);
+  });
 });
 
 describe('a real chaos run', () => {
@@ -236,6 +249,15 @@ describe('a real chaos run', () => {
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100);
+    for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
+  });
+
+  it('multi-locks: every name of a multi-lock held together, excluding every other section of those names, under the same faults', async () => {
+    const result = await runChaos({ multi: true, durationMs: 20_000, faultGap: [500, 1_200] });
+    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
+    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100);
+    expect(result.report.multiSections).toBeGreaterThanOrEqual(20);
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 

@@ -17,7 +17,7 @@ export interface Args {
 
 export const USAGE = [
   'usage: tsx scripts/bench/main.ts [--quick] [--only <scenario>[,...]] [--impl <implementation>[,...]] [--rounds N] [--svg] [--baseline <git-ref>]',
-  `scenarios: ${SCENARIOS.map((s, i) => `${i + 1}=${s}`).join(' ')} (${SCENARIOS.length}=semaphore only when named)`,
+  `scenarios: ${SCENARIOS.map((s, i) => `${i + 1}=${s}`).join(' ')} (semaphore and multi2 only when named)`,
   '--baseline <git-ref>: also measure holdfast at that ref (a temporary git worktree), next to the working tree in every scenario',
   '  (the two swap places every other round: compare over an even number of rounds; default runs then take 4)',
 ].join('\n');

@@ -7,6 +7,7 @@
  *   npm run bench -- --quick           # smoke run, < 1 min
  *   npm run bench -- --only workers16  # one scenario (comma list; names or numbers 1..9)
  *   npm run bench -- --only semaphore  # holdfast's Semaphore against redis-semaphore's (opt-in)
+ *   npm run bench -- --only multi2     # getMultiLock over 2 names against redlock's acquire([a, b]) (opt-in)
  *   npm run bench -- --baseline main   # also holdfast at git ref `main`, next to the working tree
  *   options: --rounds N; --impl holdfast[,redlock...] (only these, and the floor);
  *            --svg (write docs/bench.svg also for --quick / --only / --impl / --baseline runs)
@@ -26,6 +27,7 @@
  *   7 watchdog     10 000 held locks under the watchdog; heap per lock, heap growth
  *   8 readmostly   16 loops on one name holding 1 ms: read-write lock vs the plain lock (not in the chart)
  *   9 semaphore    holdfast's Semaphore against redis-semaphore's (opt-in)
+ *  10 multi2       two names together: getMultiLock vs redlock acquire([a, b]) (opt-in)
  *
  * --baseline <git-ref> checks that ref out into a temporary git worktree (baseline.ts)
  * and adds holdfast@<ref> (and its fair lock) right after each holdfast implementation,
@@ -64,6 +66,7 @@ import { readMostly } from './scenarios/read-mostly';
 import { uncontended } from './scenarios/uncontended';
 import { watchdog, type WatchdogRun } from './scenarios/watchdog';
 import { semaphore } from './scenarios/semaphore';
+import { multi2 } from './scenarios/multi2';
 import { workers16 } from './scenarios/workers16';
 
 function usage(): Args {
@@ -170,6 +173,7 @@ async function main(): Promise<void> {
     if (only.has('quorum')) results.set('quorum', await quorum(env));
     if (only.has('watchdog')) watchdogRuns = await watchdog(env);
     if (only.has('semaphore')) results.set('semaphore', await semaphore(env));
+    if (only.has('multi2')) results.set('multi2', await multi2(env));
     if (only.has('readmostly')) results.set('readmostly', await readMostly(env));
   } catch (e) {
     failure = e;

@@ -62,10 +62,14 @@ export interface Fault {
   end: number;
 }
 
-/** One line of a worker's JSONL log. `id` joins the lines of one hold. */
+/**
+ * One line of a worker's JSONL log. `id` joins the lines of one hold. An acq with `with`
+ * is one name's section of a multi-lock (the other names it held together); it is
+ * checked as any section of its name.
+ */
 export type LogRecord =
   /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts; side: a read-write lock's. */
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write' }
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[] }
   | { type: 'w'; id: string; at: number }
   /** A reader acted in its section (it writes nothing to the fenced store). */
   | { type: 'act'; id: string; at: number }
@@ -108,6 +112,8 @@ export interface Hold {
   token: number;
   /** A semaphore's section: the permits it held (checked by spec/chaos/permits.ts, not as a lock). */
   permits?: number;
+  /** A multi-lock's section of this name: the other names it held together. */
+  with?: string[];
   start: number;
   /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
   end?: number;
@@ -151,6 +157,8 @@ export interface Report {
   startsMovedToPause: number;
   sectionsChecked: number;
   byLock: Record<string, number>;
+  /** Of the sections checked, those a multi-lock held (one per name). */
+  multiSections: number;
   outcomes: Record<string, number>;
   killedHolds: number;
   /** Overlaps allowed because the earlier holder had been told of its loss first. */
@@ -217,7 +225,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   const pending: LogRecord[] = [];
   for (const r of records) {
     if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }) });
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}) });
     } else pending.push(r);
   }
   for (const r of pending) {
@@ -340,6 +348,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     startsMovedToPause: holds.filter((h, i) => h !== logged[i]).length,
     sectionsChecked: 0,
     byLock: {},
+    multiSections: 0,
     outcomes: {},
     killedHolds: 0,
     overlapsAfterLoss: 0,
@@ -383,6 +392,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
       new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
+    report.multiSections += list.filter((h) => h.with).length;
 
     // Mutual exclusion.
     const excusedPairs = new Set<string>();
@@ -555,7 +565,7 @@ export function formatReport(r: Report, faults: readonly Fault[]): string {
   for (const k of FAULT_KINDS) byKind[k] = 0;
   for (const f of faults) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
   const lines = [
-    `critical sections checked: ${r.sectionsChecked} (${Object.entries(r.byLock).map(([k, v]) => `${k}: ${v}`).join(', ')})`,
+    `critical sections checked: ${r.sectionsChecked} (${Object.entries(r.byLock).map(([k, v]) => `${k}: ${v}`).join(', ')})${r.multiSections ? `, ${r.multiSections} of them a multi-lock's (one per name)` : ''}`,
     `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; cut by kill: ${r.killedHolds}`,
     `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     ...clusterRestarts(faults),

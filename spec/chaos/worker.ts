@@ -42,6 +42,8 @@ export interface WorkerConfig {
   semaphore?: { name: string; limit: number };
   /** Read-write locks: each section reads (most) or writes; readers log no fenced writes. */
   readWrite?: boolean;
+  /** In about a third of their turns the tasks take a multi-lock over two of `locks`, logged as one section per name. */
+  multi?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -234,9 +236,61 @@ async function holdPermits(sem: { name: string; limit: number }, t: number, wait
   return slot.id !== undefined;
 }
 
+/**
+ * getMultiLock([a, b]).run() over two distinct names in random order, logged as one
+ * section per name (each with that name's token and fenced writes), so the per-name
+ * checks hold it to the invariant: no other section of either name overlaps it.
+ * The run's signal is the holder's one notice of a loss of any name, and it stops
+ * acting on every name then: so the abort is logged as a loss on each section.
+ */
+async function holdMulti(t: number, waitTime: number): Promise<boolean> {
+  const pool = [...config.locks];
+  const names = [0, 1].map(() => pool.splice(Math.floor(Math.random() * pool.length), 1)[0]!);
+  const ids: string[] = [];
+  // Active from the call on: a name taken first is held (and renewed) while the next is
+  // awaited, which is no ghost. One taken and not given back still shows after the call.
+  for (const name of names) active.set(name, (active.get(name) ?? 0) + 1);
+  try {
+    await locks.getMultiLock(names).run(async ({ signal, tokens }) => {
+      const start = Date.now();
+      for (const name of names) {
+        ids.push(`${config.worker}.${config.gen}.${t}.${++holdSeq}`);
+        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start, with: names.filter((n) => n !== name) });
+      }
+      const onAbort = () => {
+        const reason = signal.reason instanceof LockLostError ? `${signal.reason.lockName} ${signal.reason.reason}` : String(signal.reason);
+        for (const id of ids) log({ type: 'lost', id, at: Date.now(), reason });
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      const write = () => ids.forEach((id) => log({ type: 'w', id, at: Date.now() }));
+      try {
+        write();
+        const until = start + holdTime();
+        while (!signal.aborted && Date.now() < until) {
+          await sleep(rand(1, 25));
+          if (!signal.aborted) write();
+        }
+      } finally {
+        for (const id of ids) log({ type: 'end', id, at: Date.now() });
+      }
+    }, { waitTime });
+    for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: 'released' });
+  } catch (e) {
+    for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
+  } finally {
+    for (const name of names) active.set(name, active.get(name)! - 1);
+  }
+  return ids.length > 0;
+}
+
 async function task(t: number): Promise<void> {
   const [main, ...others] = config.locks;
   while (!stopping) {
+    if (config.multi && Math.random() < 0.33) {
+      await sleep((await holdMulti(t, 1_500)) ? rand(0, 15) : rand(5, 30));
+      continue;
+    }
     if (config.semaphore && Math.random() < 0.35) {
       await sleep((await holdPermits(config.semaphore, t, 1_500)) ? rand(0, 15) : rand(5, 30));
       continue;
