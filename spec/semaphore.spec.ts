@@ -394,7 +394,9 @@ describe('topologies', () => {
     });
 
     it('respects the limit across clients, wakes waiters (sharded pub/sub), renews, and leaves nothing behind', async () => {
-      const pool = [new LockClient(conn, { watchdogTimeout: 300 }), new LockClient(conn, { watchdogTimeout: 300 })];
+      // 600 ms leases: short enough to renew several times below, long enough that a loaded
+      // machine (the whole suite on 2 cores) does not let a permit expire between renewals.
+      const pool = [new LockClient(conn, { watchdogTimeout: 600 }), new LockClient(conn, { watchdogTimeout: 600 })];
       clients.push(...pool);
       const names = ['c-a', 'c-b', 'c-c'];
       for (const s of names) {
@@ -409,7 +411,7 @@ describe('topologies', () => {
       // A permit held past several watchdog leases, and a waiter woken by its release.
       const held: Permit = await pool[0].getSemaphore('c-a', 1).acquire();
       const waiting = pool[1].getSemaphore('c-a', 1).acquire({ waitTime: 10_000 });
-      await sleep(1_000);
+      await sleep(1_800);
       expect(held.signal.aborted).toBe(false);
       await held.release();
       await (await waiting).release();
