@@ -10,7 +10,10 @@
  *   npm run chaos -- --rw         # read-write locks (with --cluster too): workers read or write;
  *                                 # never a reader and a writer at once, at most one writer
  *   npm run chaos -- --multi      # workers also take multi-locks over 2 of the names (any mode but
- *                                 # --rw); each name's section is checked as that lock's
+ *                                 # --rw); each name's section is checked as that lock's. With
+ *                                 # restarts it can report a false overlap: a name taken first,
+ *                                 # before an empty restart, is dated by the section's start
+ *                                 # (after it); use --faults kill,pause,scriptFlush,stall,drop
  *   npm run chaos -- --sentinel [--sync-replicas]   # primary, 2 replicas, 3 sentinels; failovers (scripts/chaos-sentinel.ts)
  *   options: --workers N --tasks N --seconds N --faults kill,pause,restart,scriptFlush,stall,drop --keep-logs
  *   HOLDFAST_CHAOS_TRACE=1 npm run chaos -- --keep-logs   # workers also log each hold's
