@@ -216,6 +216,26 @@ describe('loss', () => {
     expect((error as LockLostError).lockName).toBe(b);
     expect(await present(a, b)).toEqual([0, 0]);
   });
+
+  it("aborts run()'s signal when the release is what finds a name lost, as a Lock's would", async () => {
+    const [a, b] = [name(), name()];
+    const locks = client();
+    let seen: AbortSignal | undefined;
+    const outcome = locks
+      .getMultiLock([a, b])
+      .run(async ({ signal }) => {
+        seen = signal;
+        // The name goes before any renewal could notice: only the release finds it gone.
+        await redis.del(key(a));
+      })
+      .catch((e: unknown) => e);
+    const error = await withTimeout(outcome, 3_000, 'run() after the loss');
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).lockName).toBe(a);
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toBe(error);
+    expect(await present(a, b)).toEqual([0, 0]);
+  });
 });
 
 describe('loss while waiting', () => {

@@ -53,10 +53,10 @@ export class HoldGroup {
    * One unlock of every name, in reverse acquisition order; every name is tried even
    * when one fails, then the first failure is thrown (a lost name's LockLostError, or
    * the LockError of a release that could not reach Redis: that key expires within
-   * its lease).
+   * its lease). The signal follows the holds until every release has settled: a loss
+   * the release itself finds aborts it, as it aborts a Lock's.
    */
   async release(port: LockPort): Promise<void> {
-    for (const detach of this.detachers.splice(0)) detach();
     let first: { error: unknown } | undefined;
     for (const hold of [...this.holds].reverse()) {
       try {
@@ -65,6 +65,7 @@ export class HoldGroup {
         first ??= { error };
       }
     }
+    for (const detach of this.detachers.splice(0)) detach();
     if (first) throw first.error;
   }
 }
