@@ -4,6 +4,7 @@ import { lagAllowance } from '../lease-margin.js';
 import type { MasterStore as Master } from '../master/master.js';
 import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, Store } from '../types.js';
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
+import { LongLeaseWarning } from './long-lease.js';
 import { SitOut } from './restarts.js';
 import { errorVotes, majorityState, majorityValue, type Reply } from './reads.js';
 import { tallyRenewal } from './renewal-tally.js';
@@ -46,6 +47,7 @@ export class QuorumStore implements Store {
     /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
     sitOut: number,
   ) {
+    this.longLease = new LongLeaseWarning(sitOut);
     this.size = masters.length;
     this.quorum = Math.floor(masters.length / 2) + 1;
     for (const m of masters) m.watchRestarts(sitOut);
@@ -54,6 +56,9 @@ export class QuorumStore implements Store {
 
   /** Which masters sit out after a restart (Redlock's delayed restart). */
   private readonly sitOut: SitOut;
+
+  /** A lease longer than the sit-out is not covered by it: warns once. */
+  private readonly longLease: LongLeaseWarning;
 
   /** Redlock's drift (driftFactor of the lease + 2 ms), plus room for late timers as on one master. */
   private drift(lease: number): number {
@@ -85,6 +90,7 @@ export class QuorumStore implements Store {
   private readonly ended = new EndedWhileRenewing();
 
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
+    this.longLease.check(k.name, lease);
     const ages = this.sitOut.ready();
     if (!ages) return this.acquireNow(k, owner, lease, timeout, held);
     return ages.then(() => this.acquireNow(k, owner, lease, timeout, held));
