@@ -250,12 +250,13 @@ async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   // Active from the call on: a name taken first is held (and renewed) while the next is
   // awaited, which is no ghost. One taken and not given back still shows after the call.
   for (const name of names) active.set(name, (active.get(name) ?? 0) + 1);
+  const asked = Date.now();
   try {
     await locks.getMultiLock(names).run(async ({ signal, tokens }) => {
       const start = Date.now();
       for (const name of names) {
         ids.push(`${config.worker}.${config.gen}.${t}.${++holdSeq}`);
-        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start, with: names.filter((n) => n !== name) });
+        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start, asked, with: names.filter((n) => n !== name) });
       }
       const onAbort = () => {
         const reason = signal.reason instanceof LockLostError ? `${signal.reason.lockName} ${signal.reason.reason}` : String(signal.reason);
