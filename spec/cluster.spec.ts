@@ -18,8 +18,9 @@ let n = 0;
 const name = () => `c-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 
-function client(): LockClient {
-  const c = new LockClient(conn, { watchdogTimeout: WATCHDOG });
+/** watchdogTimeout: short where renewals are what a case watches, else long enough for a loaded machine. */
+function client(watchdogTimeout = WATCHDOG): LockClient {
+  const c = new LockClient(conn, { watchdogTimeout });
   clients.push(c);
   return c;
 }
@@ -94,7 +95,8 @@ it('renews holds spread over many slots', async () => {
 });
 
 it('two clients on the cluster exclude each other under concurrency', async () => {
-  const clients = [client(), client()];
+  // Exclusion is the point, not renewal: a 600 ms lease can run out on a loaded machine.
+  const clients = [client(5_000), client(5_000)];
   const lockName = name();
   expect(await contend(10, 5, (i, body) => clients[i % 2].getLock(lockName).run(body))).toEqual({ maxInside: 1, sections: 50 });
 });
@@ -109,7 +111,9 @@ it('reports a loss on the cluster like on one master', async () => {
 });
 
 it('runs a fair lock in one slot: queue, deadlines and channel beside the key', async () => {
-  const locks = client();
+  // Long leases: a waiter whose heartbeat is late past its lease leaves the queue (by
+  // design), which would reorder it on a loaded machine; the order is what this checks.
+  const locks = client(5_000);
   const lockName = name();
   const slots = await Promise.all(['', ':queue', ':deadlines', ':next'].map((s) => redis.cluster('KEYSLOT', `${key(lockName)}${s}`)));
   expect(new Set(slots).size).toBe(1);
@@ -118,7 +122,7 @@ it('runs a fair lock in one slot: queue, deadlines and channel beside the key', 
   const order: number[] = [];
   const waiters: Promise<void>[] = [];
   for (let i = 0; i < 3; i++) {
-    const other = client();
+    const other = client(5_000);
     const waiter = other.getFairLock(lockName).run(async () => void order.push(i), { waitTime: 5_000 });
     // Should a step below fail first, afterEach closes the clients and rejects this
     // wait: handled here, it does not pile unhandled rejections onto that failure.
