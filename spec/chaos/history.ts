@@ -65,12 +65,11 @@ export interface Fault {
 /**
  * One line of a worker's JSONL log. `id` joins the lines of one hold. An acq with `with`
  * is one name's section of a multi-lock (the other names it held together); it is
- * checked as any section of its name. `asked` (a multi-lock's) is when the acquisition
- * was asked for: each name's grant came between it and `start` (the last name's grant).
+ * checked as any section of its name.
  */
 export type LogRecord =
   /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts; side: a read-write lock's. */
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[]; asked?: number }
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[] }
   | { type: 'w'; id: string; at: number }
   /** A reader acted in its section (it writes nothing to the fenced store). */
   | { type: 'act'; id: string; at: number }
@@ -116,12 +115,6 @@ export interface Hold {
   /** A multi-lock's section of this name: the other names it held together. */
   with?: string[];
   start: number;
-  /**
-   * A lower bound of this name's grant when it may precede `start` (a multi-lock takes
-   * its names one by one: the first may be granted long before the section begins).
-   * Absent: granted at `start`, within the slack.
-   */
-  asked?: number;
   /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
   end?: number;
   lostAt?: number;
@@ -232,7 +225,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   const pending: LogRecord[] = [];
   for (const r of records) {
     if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}), ...(r.asked === undefined ? {} : { asked: r.asked }) });
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}) });
     } else pending.push(r);
   }
   for (const r of pending) {
@@ -414,8 +407,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
           continue;
         }
         const what = `${a.id} [${a.start}, ${a.end}] token ${a.token} and ${b.id} [${b.start}, ${b.end}] token ${b.token} overlap by ${a.end! - b.start} ms`;
-        // From a's grant: data lost after it (and before b began) excuses the overlap.
-        if (dataLostBetween(a.asked ?? a.start, b.start)) {
+        if (dataLostBetween(a.start, b.start)) {
           if (a.lostAt === undefined && !a.killed) {
             violations.push({ kind: 'overlap', lock, message: `${what}: Redis restarted empty meanwhile, but the first holder never learned it lost the lock` });
           } else report.excused.dataLoss++;

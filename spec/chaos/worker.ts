@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockLostError } from '../../lib';
+import { LockClient, LockLostError, type AcquiredEvent } from '../../lib';
 import type { LogRecord } from './history';
 
 export interface WorkerConfig {
@@ -242,6 +242,9 @@ async function holdPermits(sem: { name: string; limit: number }, t: number, wait
  * checks hold it to the invariant: no other section of either name overlaps it.
  * The run's signal is the holder's one notice of a loss of any name, and it stops
  * acting on every name then: so the abort is logged as a loss on each section.
+ * A name's section starts at its grant (its 'acquired' event, matched by token), not
+ * when the last name came: the names are taken one by one, and each is held, so must
+ * exclude everyone else, from its own grant on (a restart may fall in between).
  */
 async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   const pool = [...config.locks];
@@ -250,13 +253,17 @@ async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   // Active from the call on: a name taken first is held (and renewed) while the next is
   // awaited, which is no ghost. One taken and not given back still shows after the call.
   for (const name of names) active.set(name, (active.get(name) ?? 0) + 1);
-  const asked = Date.now();
+  const granted = new Map<string, number>();
+  const onGrant = (e: AcquiredEvent) => void (e.kind === 'multi' && names.includes(e.name) && granted.set(`${e.name} ${e.token}`, Date.now()));
+  locks.on('acquired', onGrant);
   try {
     await locks.getMultiLock(names).run(async ({ signal, tokens }) => {
       const start = Date.now();
+      locks.off('acquired', onGrant);
       for (const name of names) {
         ids.push(`${config.worker}.${config.gen}.${t}.${++holdSeq}`);
-        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start, asked, with: names.filter((n) => n !== name) });
+        const grant = granted.get(`${name} ${tokens[name]}`) ?? start;
+        log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start: grant, with: names.filter((n) => n !== name) });
       }
       const onAbort = () => {
         const reason = signal.reason instanceof LockLostError ? `${signal.reason.lockName} ${signal.reason.reason}` : String(signal.reason);
@@ -280,6 +287,7 @@ async function holdMulti(t: number, waitTime: number): Promise<boolean> {
   } catch (e) {
     for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
   } finally {
+    locks.off('acquired', onGrant);
     for (const name of names) active.set(name, active.get(name)! - 1);
   }
   return ids.length > 0;
