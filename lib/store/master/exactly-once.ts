@@ -4,9 +4,12 @@ import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { LockKeys, NextOwner } from '../types.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
-import { withTimeout } from '../../util/timeout.js';
+import { boundThen, withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
+
+/** The reply itself, for callers of grant() and release() that map it after. */
+export const asIs = <T>(reply: T): T => reply;
 
 /** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
 export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
@@ -65,12 +68,18 @@ export class ExactlyOnce {
 
   /**
    * Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4).
-   * Not async: a reply in the same epoch settles it in one step (the hot path).
+   * Resolves with `finish(reply)`, once the reply counts.
+   * Not async: a reply in the same epoch settles it in one step (the hot path), the
+   * caller's `finish` included.
    */
-  grant(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>): Promise<AcquireReply> {
+  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
     const epoch = this.epoch;
-    return withTimeout(call, timeout, 'acquire', k.name).then(
-      (reply) => (reply.granted && this.epoch !== epoch ? this.settleLevel(k, owner, held + 1, timeout).then(() => reply) : reply),
+    return boundThen(
+      call,
+      timeout,
+      'acquire',
+      k.name,
+      (reply) => (reply.granted && this.epoch !== epoch ? this.settleLevel(k, owner, held + 1, timeout).then(() => finish(reply)) : finish(reply)),
       (error: unknown) => this.grantFailed(k, owner, held, timeout, fair, call, epoch, error),
     );
   }
@@ -90,12 +99,16 @@ export class ExactlyOnce {
 
   /**
    * Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6).
-   * Not async, like grant().
+   * Resolves with `finish(reply)`. Not async, like grant().
    */
-  release(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>): Promise<ReleaseReply> {
+  release<R>(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
     const epoch = this.epoch;
-    return withTimeout(call, timeout, 'release', k.name).then(
-      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? this.resentRelease(k, next, timeout) : reply),
+    return boundThen(
+      call,
+      timeout,
+      'release',
+      k.name,
+      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? this.resentRelease(k, next, timeout).then(finish) : finish(reply)),
       (error: unknown) => this.releaseFailed(k, timeout, next, call, error),
     );
   }

@@ -11,7 +11,7 @@ import type { ReleaseReply } from '../scripts/release.js';
 import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
-import { ExactlyOnce } from './exactly-once.js';
+import { asIs, ExactlyOnce } from './exactly-once.js';
 import { MasterReadWrite } from './read-write.js';
 import { ReplicaSync } from './replica-sync.js';
 import { MasterSemaphore } from './semaphore.js';
@@ -127,7 +127,7 @@ export class MasterStore implements Store {
     const waiter = this.waitingList?.id ?? '';
     const args: [string, number, number, string, PublishVerb, ...(['1'] | [])] = queued ? [owner, lease, this.keyRetention, waiter, this.publish, '1'] : [owner, lease, this.keyRetention, waiter, this.publish];
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call).then((reply) => {
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call, (reply) => {
       this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
       return granted(reply, sentAt, lease);
     });
@@ -146,7 +146,7 @@ export class MasterStore implements Store {
         ? [owner, this.publish, this.waitingList?.id ?? '', held, next.owner, next.lease, this.keyRetention]
         : [owner, this.publish, this.waitingList?.id ?? '', held],
     );
-    return this.once.release(k, held, timeout, next, call).then((reply) => released(reply, sentAt, next?.lease ?? 0));
+    return this.once.release(k, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 
   /**
@@ -245,17 +245,17 @@ export class MasterStore implements Store {
     return this.subscriber.unsubscribe(channel, 2_000);
   }
 
-  private async fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
+  private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
     const keys = [k.key, k.fence, k.queue, k.deadlines];
     const args: [string, number, number, '1' | '0', string, PublishVerb, number] = [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention];
     const call = this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
-    return granted(await this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, call), sentAt, lease);
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, call, (reply) => granted(reply, sentAt, lease));
   }
 
   private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]);
-    const reply = await this.once.release(k, held, timeout, undefined, call);
+    const reply = await this.once.release(k, held, timeout, undefined, call, asIs);
     // A fair release wakes only the queue's head, which is never one of ours to yield to.
     return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);
   }
