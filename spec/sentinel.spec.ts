@@ -1,6 +1,7 @@
 import Redis, { Cluster } from 'ioredis';
 import { createSentinel } from 'redis';
 import { LockClient, LockUnavailableError, ReplicaSyncError, type ClientOptions, type Connection, type Lock, type LostEvent } from '../lib';
+import { NodeRedisClient, type NodeRedisConnection } from '../lib/store/client/node-redis';
 import { startSentinelTopology, type SentinelTopology } from '../scripts/sentinel-servers';
 import { rawCommand, startServer, type RedisServer } from '../scripts/servers';
 import { nextEvent, waitFor } from './helpers/wait';
@@ -144,6 +145,28 @@ describe.each<Library>(['ioredis', 'node-redis'])('replicas that lag beyond sync
     expect(failed.error).toBeInstanceOf(ReplicaSyncError);
     const lost = await nextEvent<LostEvent>(lock, 'lost', 3_000);
     expect(lost.name).toBe(lock.name);
+  });
+});
+
+describe("holdfast's pub/sub connection duplicated from a node-redis Sentinel", () => {
+  let t: SentinelTopology;
+  beforeAll(async () => {
+    t = await startSentinelTopology();
+  });
+  afterAll(async () => {
+    await closeAll();
+    await t.stop();
+  });
+
+  it('sends nothing once closed, not even a SUBSCRIBE that was waiting for it to connect', async () => {
+    const port = new NodeRedisClient((await connect(t, 'node-redis')) as unknown as NodeRedisConnection);
+    const pubsub = port.subscriber(() => undefined);
+    // Closed while its connection is still being made (it asks a sentinel for the primary first).
+    const subscribing = pubsub.subscribe(`${key(name())}:ch`, false);
+    pubsub.close();
+    // Sent, it would resolve once a connection the closed Sentinel opened for it had subscribed.
+    await expect(subscribing).rejects.toThrow(/closed/);
+    port.close();
   });
 });
 
