@@ -214,11 +214,14 @@ describe.each<Library>(['ioredis', 'node-redis'])('a Sentinel failover while a l
   it('with syncReplicas { min: 1 }: the owner still holds it on the new primary (renewals resume) and nobody else gets it', async () => {
     // A lease well beyond a failover under load, as in the waiter case below: the grant
     // must outlast the failover and the new primary's replica catching up, not race them.
-    const { lock, b, lost } = await failoverRightAfterAcquiring(t, library, { syncReplicas: { min: 1, timeout: 1_000 }, watchdogTimeout: 30_000 });
+    const lease = 30_000;
+    const { lock, b, lost } = await failoverRightAfterAcquiring(t, library, { syncReplicas: { min: 1, timeout: 1_000 }, watchdogTimeout: lease });
     const seen: string[] = [];
     lock.on('renewalFailed', (e) => seen.push(`renewalFailed ${e.error.message}`));
-    // Renewals resume on the new primary (the scripts reloaded there by the NOSCRIPT fallback).
-    await nextEvent(lock, 'renewed', 15_000).catch((error: Error) => {
+    // Renewals resume on the new primary (the scripts reloaded there by the NOSCRIPT
+    // fallback) before the lease runs out, the owner's only deadline: until then a failed
+    // renewal is retried, sooner as the deadline nears.
+    await nextEvent(lock, 'renewed', lease).catch((error: Error) => {
       throw new Error(`${error.message}; meanwhile: ${[...seen, ...lost.map((e) => `lost ${e.reason}`)].join(' | ') || 'nothing'}`);
     });
     expect(lost).toEqual([]);
