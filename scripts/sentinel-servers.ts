@@ -72,9 +72,13 @@ export async function startSentinelTopology(opts: SentinelOptions = {}): Promise
   const failoverTimeout = opts.failoverTimeout ?? 3_000;
   const started: RedisServer[] = [];
   try {
-    const primary = await startServer();
+    // Any of them may become the primary. A full resync (a replica that cannot continue
+    // from the new primary's history) starts at once: by default a diskless transfer
+    // waits 5 s for more replicas, during which WAIT counts no acknowledgement.
+    const data = ['--repl-diskless-sync-delay', '0'];
+    const primary = await startServer({ args: data });
     started.push(primary);
-    const replicas = await Promise.all([0, 1].map(() => startServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] })));
+    const replicas = await Promise.all([0, 1].map(() => startServer({ args: [...data, '--replicaof', '127.0.0.1', String(primary.port)] })));
     started.push(...replicas);
     // Both replicas in sync before the sentinels look: they discover replicas through the primary's INFO.
     await waitUntil('replicas in sync', 10_000, async () => {

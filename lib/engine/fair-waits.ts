@@ -94,7 +94,9 @@ export class FairWaits {
     } finally {
       signal?.removeEventListener('abort', ring);
       unwatch?.();
-      if (!granted) request.primitive.leave?.(host.store, keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.error(e));
+      // Closing, the connection may be gone first (the user closes it after close()):
+      // the entry then expires with its lease, as a local waiting list's does.
+      if (!granted) request.primitive.leave?.(host.store, keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.closed || host.error(e));
     }
   }
 

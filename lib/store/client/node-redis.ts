@@ -209,17 +209,26 @@ export class NodeRedisClient implements RedisClientPort {
     // A client queues SUBSCRIBE until it is ready; a cluster must know its slots first,
     // a Sentinel its primary.
     const ready = this.mode === 'client' ? Promise.resolve() : connected;
+    // Nothing is sent once closed, even by a call that was waiting for `ready` then: a
+    // destroyed node-redis Sentinel still serves (UN)SUBSCRIBE by opening a new
+    // connection to its primary (its pub/sub proxy keeps no closed state), which nobody
+    // would ever close, and which keeps the process alive reconnecting once the server is gone.
+    let closed = false;
     return {
       shardable: this.isCluster,
       subscribe: async (channel, sharded) => {
         await ready;
+        if (closed) throw new Error('holdfast: pub/sub connection closed');
         await (sharded ? s.SSUBSCRIBE(channel, listener) : s.SUBSCRIBE(channel, listener));
       },
       unsubscribe: async (channel, sharded) => {
         await ready;
+        // Closed, it is subscribed to nothing.
+        if (closed) return;
         await (sharded ? s.SUNSUBSCRIBE(channel, listener) : s.UNSUBSCRIBE(channel, listener));
       },
       close: () => {
+        closed = true;
         try {
           void Promise.resolve(s.destroy ? s.destroy() : s.disconnect?.()).catch(() => undefined);
         } catch {

@@ -17,7 +17,11 @@ export interface PubSubPort {
   /** Resolves once the server confirmed the subscription. */
   subscribe(channel: string, sharded: boolean): Promise<void>;
   unsubscribe(channel: string, sharded: boolean): Promise<void>;
-  /** Closes at once (no QUIT: a dead server must not hold it up); never the user's connection. */
+  /**
+   * Closes at once (no QUIT: a dead server must not hold it up); never the user's
+   * connection. Afterwards nothing is sent, not even by a call made before it that is
+   * still waiting to be sent (it settles without opening anything).
+   */
   close(): void;
 }
 
