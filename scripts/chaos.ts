@@ -440,7 +440,9 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     // Leak check, while the workers' connections are still open: no lock keys (those of
     // killed workers expire within a lease), no pub/sub channels.
     let leftover: string[] = [];
-    const leakDeadline = Date.now() + lease * 2 + 1_000;
+    // A killed waiter's entry on a plain lock's waiting list (and the list with it) lives
+    // up to two entry leases (2 x 3 s, _waiting.lua), longer than two lock leases here.
+    const leakDeadline = Date.now() + Math.max(lease * 2, 6_000) + 1_000;
     const allKeys = async () => (await Promise.all(admins.map((a, i) => a.keys('holdfast:*').then((ks) => ks.map((k) => `${i}:${k}`))))).flat();
     for (;;) {
       leftover = (await allKeys()).filter((k) => !k.endsWith(':fence'));
