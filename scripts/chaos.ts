@@ -55,6 +55,7 @@ import Redis from 'ioredis';
 import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
 import { startSentinelTopology, type SentinelTopology } from './sentinel-servers';
 import { CHAOS_SYNC_REPLICAS, dataServers, failover } from './chaos-sentinel';
+import { ENTRY_LEASE } from '../lib/store/master/master';
 import { clusterSlot } from '../lib/store/master/slot';
 import { TcpProxy } from '../spec/helpers/proxy';
 import {
@@ -441,8 +442,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     // killed workers expire within a lease), no pub/sub channels.
     let leftover: string[] = [];
     // A killed waiter's entry on a plain lock's waiting list (and the list with it) lives
-    // up to two entry leases (2 x 3 s, _waiting.lua), longer than two lock leases here.
-    const leakDeadline = Date.now() + Math.max(lease * 2, 6_000) + 1_000;
+    // up to two entry leases (_waiting.lua), longer than two lock leases here.
+    const leakDeadline = Date.now() + Math.max(lease, ENTRY_LEASE) * 2 + 1_000;
     const allKeys = async () => (await Promise.all(admins.map((a, i) => a.keys('holdfast:*').then((ks) => ks.map((k) => `${i}:${k}`))))).flat();
     for (;;) {
       leftover = (await allKeys()).filter((k) => !k.endsWith(':fence'));

@@ -53,7 +53,8 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, lo
   return boundThen(promise, ms, what, lockName, identity, rethrow);
 }
 
-const identity = <T>(value: T): T => value;
+/** The value itself: a boundThen/grant mapper that changes nothing. */
+export const identity = <T>(value: T): T => value;
 const rethrow = (error: unknown): never => {
   throw error;
 };

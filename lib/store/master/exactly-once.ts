@@ -8,9 +8,6 @@ import { boundThen, withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
 
-/** The reply itself, for callers of grant() and release() that map it after. */
-export const asIs = <T>(reply: T): T => reply;
-
 /** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
 export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
 

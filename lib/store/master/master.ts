@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisClientPort } from '../client/redis-client.js';
-import { withTimeout } from '../../util/timeout.js';
+import { identity, withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
 import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
@@ -11,7 +11,7 @@ import type { ReleaseReply } from '../scripts/release.js';
 import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
-import { asIs, ExactlyOnce } from './exactly-once.js';
+import { ExactlyOnce } from './exactly-once.js';
 import { MasterReadWrite } from './read-write.js';
 import { ReplicaSync } from './replica-sync.js';
 import { MasterSemaphore } from './semaphore.js';
@@ -27,7 +27,7 @@ const RENEW_CHUNK = 500;
  * the head of the list may be passed over by whoever comes first to the free lock) and
  * read from there, so the scripts and the client never disagree.
  */
-const ENTRY_LEASE = Number(/\bENTRY_LEASE = (\d+)/.exec(sources.waitingWake)?.[1]);
+export const ENTRY_LEASE = Number(/\bENTRY_LEASE = (\d+)/.exec(sources.waitingWake)?.[1]);
 
 const now = () => performance.now();
 
@@ -255,7 +255,7 @@ export class MasterStore implements Store {
 
   private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]);
-    const reply = await this.once.release(k, held, timeout, undefined, call, asIs);
+    const reply = await this.once.release(k, held, timeout, undefined, call, identity);
     // A fair release wakes only the queue's head, which is never one of ours to yield to.
     return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);
   }

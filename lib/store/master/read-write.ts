@@ -3,8 +3,8 @@ import { safety } from '../lease-margin.js';
 import type { PublishVerb } from '../scripts/acquire.js';
 import * as rw from '../scripts/read-write.js';
 import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../types.js';
-import { withTimeout } from '../../util/timeout.js';
-import { asIs, ExactlyOnce } from './exactly-once.js';
+import { identity, withTimeout } from '../../util/timeout.js';
+import { ExactlyOnce } from './exactly-once.js';
 
 const now = () => performance.now();
 
@@ -51,14 +51,14 @@ export class MasterReadWrite implements ReadWriteStore {
       [k.write, k.read, k.readers, k.fence, k.queue, k.deadlines],
       [owner, k.side, lease, heartbeat, enqueue ? '1' : '0', k.readChannel, k.writeChannel, this.publish, this.keyRetention],
     );
-    const reply = await this.once.grant(k, owner, held, timeout, true, call, asIs);
+    const reply = await this.once.grant(k, owner, held, timeout, true, call, identity);
     if (!reply.granted) return { granted: false, pttl: reply.pttl, head: reply.head };
     return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
   }
 
   async release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = rw.release.run(this.connection, [k.write, k.read, k.readers, k.queue, k.deadlines], [owner, k.side, held, k.readChannel, k.writeChannel, this.publish]);
-    const reply = await this.once.release(k, held, timeout, undefined, call, asIs);
+    const reply = await this.once.release(k, held, timeout, undefined, call, identity);
     // Released answers receivers 0: waiters are woken through the queue's channels, and
     // none of them is a local waiter to yield to.
     if (reply.kind === 'handedOff') throw new Error('holdfast internal: a read-write lock never hands off');

@@ -2,12 +2,12 @@ import type { RedisClientPort } from '../client/redis-client.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { final } from '../../errors/final.js';
 import { LockError } from '../../errors/LockError.js';
-import { withTimeout } from '../../util/timeout.js';
+import { identity, withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
 import type { PublishVerb } from '../scripts/acquire.js';
 import { queueMember, semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../types.js';
-import { asIs, type ExactlyOnce } from './exactly-once.js';
+import type { ExactlyOnce } from './exactly-once.js';
 
 const now = () => performance.now();
 
@@ -59,7 +59,7 @@ export class MasterSemaphore implements SemaphoreStore {
 
   async release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = semRelease.run(this.connection, semKeys(k), [id, held, k.fairChannel, this.publish]);
-    const reply = await this.once.release(k, held, timeout, undefined, call, asIs);
+    const reply = await this.once.release(k, held, timeout, undefined, call, identity);
     if (reply.kind === 'handedOff') throw new Error('holdfast internal: a semaphore release never hands off');
     return reply;
   }
