@@ -123,9 +123,9 @@ export class MasterStore implements Store {
   // Not async: one step from the reply to the result.
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
     const sentAt = now();
-    const keys = [k.key, k.fence, k.waiting, k.alive];
     const waiter = this.waitingList?.id ?? '';
-    const args: [string, number, number, string, PublishVerb, ...(['1'] | [])] = queued ? [owner, lease, this.keyRetention, waiter, this.publish, '1'] : [owner, lease, this.keyRetention, waiter, this.publish];
+    const keys = waiter === '' ? [k.key, k.fence] : [k.key, k.fence, k.waiting, k.alive];
+    const args = acquireScripts.acquireArgs(owner, lease, waiter, this.keyRetention, this.publish, queued);
     const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call, (reply) => {
       this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
@@ -139,13 +139,11 @@ export class MasterStore implements Store {
 
   private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
     const sentAt = now();
-    const call = releaseScripts.release.run(
-      this.connection,
-      [k.key, k.fence, k.waiting, k.alive],
-      next
-        ? [owner, this.publish, this.waitingList?.id ?? '', held, next.owner, next.lease, this.keyRetention]
-        : [owner, this.publish, this.waitingList?.id ?? '', held],
-    );
+    const waiter = this.waitingList?.id ?? '';
+    // The fence only for a hand-off (it mints); no list keys without a list (quorum mode).
+    const keys = next ? [k.key, k.waiting, k.alive, k.fence] : waiter === '' ? [k.key] : [k.key, k.waiting, k.alive];
+    const handOff = next && { owner: next.owner, lease: next.lease, retention: this.keyRetention };
+    const call = releaseScripts.release.run(this.connection, keys, releaseScripts.releaseArgs(owner, waiter, held, this.publish, handOff));
     return this.once.release(k, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 

@@ -12,6 +12,10 @@
 --     expired because that clock passed the last use plus `retention`).
 -- Tokens stay JavaScript safe integers (< 2^53) until the clock reaches 2^53 us,
 -- in June 2255; doubles (Lua's numbers) hold them exactly too.
+-- RETENTION is the default key retention (the client's DEFAULT_RETENTION, which it
+-- reads from this source): a script whose retention argument is absent uses it.
+local RETENTION = 86400000
+
 local function mint(fence, retention)
   local token = redis.call('incr', fence)
   if token == 1 then

@@ -1,28 +1,33 @@
 -- Take the lock for ARGV[1] when the key is free and no other client's turn has come
 -- (see _waiting.lua), or reenter when ARGV[1] already holds it.
--- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, KEYS[3] waiting
--- clients, KEYS[4] their deadlines.
--- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] key retention ms (the counter's TTL),
--- ARGV[4] the caller's client id on the waiting list, '' for no list (quorum mode),
--- ARGV[5] 'publish' or 'spublish', ARGV[6] '1' to join the list when refused (the
--- caller waits), absent not to. The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
+-- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, and with a waiting list
+-- (none in quorum mode) KEYS[3] waiting clients, KEYS[4] their deadlines.
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] the caller's client id on the waiting list,
+-- ARGV[4] key retention ms (the counter's TTL; absent: RETENTION), ARGV[5] 'spublish'
+-- to publish sharded (absent or 'publish': PUBLISH), ARGV[6] '1' to join the list when
+-- refused (the caller waits), absent not to. Callers leave trailing defaults off: each
+-- argument costs the client more than a command inside the script.
+-- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
 -- Returns {1, token} when held, {0, pttl, counter, turnIn} otherwise: pttl -2 when the
 -- key is free but another client's turn has come; the counter lets quorum mode raise
 -- lagging masters' counters; turnIn -1, or when the caller heads the list the ms until
 -- the free lock is its alone.
-local key, fence, owner, lease, retention = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local waiting, alive, me, entry, turn = KEYS[3], KEYS[4], ARGV[4], ENTRY_LEASE, TURN_MS
+local key, fence, owner, lease = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
+local waiting, alive, entry, turn = KEYS[3], KEYS[4], ENTRY_LEASE, TURN_MS
+local me = waiting and ARGV[3] or ''
+local retention, how = tonumber(ARGV[4]) or RETENTION, ARGV[5]
 local now
 -- One EXISTS of both keys: 0 (the common uncontended case) says the lock is free and
 -- nobody waits, without reading the list; 2 that it is held; 1 asks the lock key.
-local both = redis.call('exists', key, waiting)
+-- Without a list, the lock key alone: 0 or 2.
+local both = waiting and redis.call('exists', key, waiting) or redis.call('exists', key) * 2
 if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head, since
   if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
   if not head or head == me or now - since < turn then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
-    if head then served(waiting, alive, entry, me, head, turn, key .. ':ch', ARGV[5]) end
+    if head then served(waiting, alive, entry, me, head, turn, key .. ':ch', how) end
     -- Above every token minted for the name, whoever held the lock before (see mint).
     return {1, mint(fence, retention)}
   end

@@ -12,21 +12,39 @@ export type AcquireReply =
   | { granted: false; pttl: number; counter: number; head: boolean; turnIn: number };
 
 /**
- * acquire.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, lease, key
- * retention (the fence's TTL), client id on the waiting list ('' none), join when
- * publish verb, then '1' to join the list when refused (absent: not). The channel is the
- * lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua. Arguments are few:
- * each costs the client on every call.
+ * acquire.lua: KEYS lock, fence, and with a waiting list its two keys; ARGV owner,
+ * lease, then what acquireArgs() leaves off at its default: client id on the waiting
+ * list, key retention (the fence's TTL), publish verb, '1' to join the list when
+ * refused. The channel is the lock key's + ':ch'; turn and entry lease are fixed in
+ * _waiting.lua.
  */
-export const acquire = new Script<
-  [owner: string, lease: number, retention: number, waiter: string, publish: PublishVerb, ...join: ['1'] | []],
-  AcquireReply
->('acquire', sources.acquire, (raw) => {
+export const acquire = new Script<AcquireArgs, AcquireReply>('acquire', sources.acquire, (raw) => {
   const r = raw as number[];
   if (r[0] === 1) return { granted: true, token: Number(r[1]) };
   const turnIn = Number(r[3] ?? -1);
   return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: turnIn >= 0, turnIn };
 });
+
+type AcquireArgs = [owner: string, lease: number, ...rest: (string | number)[]];
+
+/**
+ * The key retention the scripts use when the call leaves it off (RETENTION in
+ * _mint.lua, read from the source so the two cannot disagree).
+ */
+export const SCRIPT_RETENTION = Number(/\bRETENTION = (\d+)/.exec(sources.acquire)?.[1]);
+
+/**
+ * acquire.lua's arguments with trailing defaults left off: each argument costs the
+ * client more (ioredis builds and writes it) than a command inside the script, and the
+ * common calls need few (quorum mode: owner and lease).
+ * `waiter`: the caller's id on the waiting list, '' without one (then no list keys).
+ */
+export function acquireArgs(owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb, join: boolean): AcquireArgs {
+  if (join) return [owner, lease, waiter, retention, publish, '1'];
+  if (publish !== 'publish') return [owner, lease, waiter, retention, publish];
+  if (retention !== SCRIPT_RETENTION) return [owner, lease, waiter, retention];
+  return waiter === '' ? [owner, lease] : [owner, lease, waiter];
+}
 
 /** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention. */
 export const fairAcquire = new Script<

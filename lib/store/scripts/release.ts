@@ -32,20 +32,23 @@ export const decode = (raw: unknown): ReleaseReply => {
 };
 
 /**
- * release.lua: KEYS lock, fence, waiting list, its deadlines; ARGV owner, publish verb,
- * the client's id on the waiting list ('' for none: every waiter is woken), levels held
- * before the call, and for a hand-off only: next owner, its lease, key retention (the
- * fence's TTL when the hand-off mints). The channel is the lock key's + ':ch'; turn and
- * entry lease are fixed in _waiting.lua (fewer arguments: each costs the client on every call).
+ * release.lua: KEYS lock, and with a waiting list its two keys, and for a hand-off the
+ * fence; ARGV owner, then what releaseArgs() leaves off at its default: the client's id
+ * on the waiting list ('' for none: every waiter is woken), levels held before the
+ * call, publish verb, and for a hand-off: next owner, its lease, key retention. The
+ * channel is the lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua.
  */
-export const release = new Script<
-  [owner: string, publish: PublishVerb, waiter: string, held: number, ...handOff: [next: string, nextLease: number, retention: number] | []],
-  ReleaseReply
->(
-  'release',
-  sources.release,
-  decode,
-);
+export const release = new Script<ReleaseArgs, ReleaseReply>('release', sources.release, decode);
+
+type ReleaseArgs = [owner: string, ...rest: (string | number)[]];
+
+/** release.lua's arguments with trailing defaults left off (see acquireArgs). */
+export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb, next?: { owner: string; lease: number; retention: number }): ReleaseArgs {
+  if (next) return [owner, waiter, held, publish, next.owner, next.lease, next.retention];
+  if (publish !== 'publish') return [owner, waiter, held, publish];
+  if (held !== 1) return [owner, waiter, held];
+  return waiter === '' ? [owner] : [owner, waiter];
+}
 
 /** fair-release.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb, levels held. */
 export const fairRelease = new Script<[owner: string, channel: string, publish: PublishVerb, held: number], ReleaseReply>('fair-release', sources.fairRelease, decode);

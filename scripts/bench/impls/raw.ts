@@ -16,9 +16,6 @@ import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
 import { connect, quitAll } from './connect';
 import type { Runner } from './types';
 
-/** keyRetention the floor's scripts are called with: holdfast's default (24 h). */
-const RETENTION = 86_400_000;
-
 const LIB = path.join(__dirname, '..', '..', '..', 'lib');
 /** Where scripts/embed-lua.mjs writes the sources: the store layout first, then the older one. */
 const SOURCE_MODULES = [path.join(LIB, 'store', 'scripts', 'sources.ts'), path.join(LIB, 'lua', 'index.ts')];
@@ -48,12 +45,11 @@ export async function openRaw(ports: number[]): Promise<Runner> {
       const key = `raw:{${name}}`;
       const fence = `${key}:fence`;
       const owner = `raw-${process.pid}-${++ownerSeq}`;
-      const waiting = `${key}:waiting`;
-      const alive = `${key}:alive`;
-      // No waiting list (client id ''): the floor polls, like quorum mode's waiters.
-      // The channel (key + ':ch') is the scripts' own; no waiting list, no join: the floor polls.
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 4, key, fence, waiting, alive, owner, LEASE, RETENTION, '', 'publish') as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 4, key, fence, waiting, alive, owner, 'publish', '', 1) as Promise<number[]>;
+      // No waiting list (no client id, no list keys): the floor polls, like quorum
+      // mode's waiters, and sends what quorum mode sends (acquireArgs/releaseArgs leave
+      // the default key retention and publish verb off). The channel is key + ':ch'.
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
       if (conns.length === 1) {
         const c = conns[0];
         return {
