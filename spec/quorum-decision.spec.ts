@@ -38,7 +38,8 @@ describe('decide(): 3 masters', () => {
     ['every master granted: no grace', [g(1), g(1), g(1)], { grant: 1, raise: [], atFloor: 3 }],
     ['a majority granted, the last held: no grace', [g(1), g(1), h(300, 0)], { grant: 1, raise: [2], atFloor: 2 }],
     ['a majority granted, the last failed: no grace', [g(1), g(1), e], { grant: 1, raise: [], atFloor: 2 }],
-    ['a majority granted early: grace for the third', [g(1), g(1), _], 'grace 10'],
+    ['a majority granted early, one token: no grace', [g(1), g(1), _], { grant: 1, raise: [], atFloor: 2 }],
+    ['a majority granted early, tokens differ: grace for the third', [g(1), g(2), _], 'grace 10'],
     ['a majority held', [h(300, 4), h(200, 4), _], { fail: 'held', pttl: 200, giveBack: [] }],
     ['held and one grant: the grant is given back', [g(1), h(300, 4), h(700, 4)], { fail: 'held', pttl: 300, giveBack: [0] }],
     ['held and an error: held (one error is within the minority)', [g(1), h(300, 4), e], { fail: 'held', pttl: 300, giveBack: [0] }],
@@ -54,7 +55,9 @@ describe('decide(): 5 masters', () => {
   it.each<[string, (Ballot | undefined)[], unknown]>([
     ['two grants', [g(1), g(1), _, _, _], 'wait'],
     ['two grants, two failures: the fifth decides', [g(1), g(1), h(100, 0), e, _], 'wait'],
-    ['three grants early: grace', [g(1), g(1), g(1), _, _], 'grace 10'],
+    ['three grants early, one token: no grace', [g(1), g(1), g(1), _, _], { grant: 1, raise: [], atFloor: 3 }],
+    ['three grants early, tokens differ: grace', [g(1), g(1), g(2), _, _], 'grace 10'],
+    ['three grants and a refusal early: grace', [g(1), g(1), g(1), h(300, 0), _], 'grace 10'],
     ['three grants, everyone answered', [g(1), g(1), g(1), e, e], { grant: 1, raise: [], atFloor: 3 }],
     ['three held', [h(100, 2), h(50, 2), h(80, 2), _, _], { fail: 'held', pttl: 50, giveBack: [] }],
     ['two held and an error', [g(3), h(100, 2), h(80, 2), e, _], { fail: 'held', pttl: 80, giveBack: [0] }],
@@ -88,7 +91,7 @@ describe('decide(): grace and validity', () => {
     ['a majority in 10 ms', 10, 10],
     ['a slow majority', 600, LEASE / 10],
   ])('grace for %s', (_name, elapsed, ms) => {
-    expect(decide(tally([g(1), g(1), _], { elapsed }))).toEqual({ action: 'grace', ms });
+    expect(decide(tally([g(1), g(2), _], { elapsed }))).toEqual({ action: 'grace', ms });
   });
 
   it('grants with the lease left after elapsed time and drift', () => {

@@ -32,11 +32,17 @@ export type Decision =
   /** Neither a majority granted nor a majority is out of reach yet. */
   | { readonly action: 'wait' }
   /**
-   * A majority granted, some masters have not answered: wait `ms` for them (then decide
-   * with graceOver), or until every master answered. A master still holding a stale
-   * grant of someone else's may be ahead of the granting ones in its counter, and its
-   * answer may trail the majority (a restarted master answers after NOSCRIPT and a
-   * second round trip): the token must exceed what it reports.
+   * A majority granted, some masters have not answered, and the answers so far are not
+   * all grants of one token: wait `ms` for the rest (then decide with graceOver), or
+   * until every master answered. A master still holding a stale grant of someone else's
+   * may be ahead of the granting ones in its counter, and its answer may trail the
+   * majority (a restarted master answers after NOSCRIPT and a second round trip): the
+   * token must exceed what it reports.
+   * No grace when every answer so far is a grant of the same token (the steady state:
+   * counters stay equal once raised to a common floor): the token already exceeds
+   * every token handed out before, because any earlier grant's majority shares a master
+   * with this one, which minted above it (see QuorumStore). A trailing answer is then
+   * handled as a late vote, as after a grace. Redlock decides at the majority too.
    */
   | { readonly action: 'grace'; readonly ms: number }
   /**
@@ -71,7 +77,7 @@ export function decide(t: Tally): Decision {
     else errors += 1;
   }
   if (granted >= t.quorum) {
-    if (granted + held + errors < size && !t.graceOver) return { action: 'grace', ms: Math.max(2, Math.min(t.elapsed, t.lease / 10)) };
+    if (granted + held + errors < size && !t.graceOver && !agreeing(t.votes)) return { action: 'grace', ms: Math.max(2, Math.min(t.elapsed, t.lease / 10)) };
     const validity = t.lease - t.elapsed - t.drift;
     if (validity <= 0) return { action: 'fail', reason: 'expired', pttl: retryAfter(t.votes), giveBack: granting(t.votes) };
     return grant(t.votes, validity);
@@ -100,6 +106,17 @@ function grant(votes: readonly (Ballot | undefined)[], validity: number): Decisi
     else raise.push(i);
   });
   return { action: 'grant', token, validity, raise, atFloor };
+}
+
+/** Every master that answered granted, all with the same token. */
+function agreeing(votes: readonly (Ballot | undefined)[]): boolean {
+  let token: number | undefined;
+  for (const v of votes) {
+    if (v === undefined) continue;
+    if (v.outcome !== 'granted' || (token !== undefined && v.token !== token)) return false;
+    token = v.token;
+  }
+  return true;
 }
 
 /** The master's fencing counter as its answer tells it: its token if it granted. */

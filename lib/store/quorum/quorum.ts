@@ -6,7 +6,7 @@ import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewItem, Rene
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
 import { LongLeaseWarning } from './long-lease.js';
 import { SitOut } from './restarts.js';
-import { errorVotes, majorityState, majorityValue, type Reply } from './reads.js';
+import { errorVotes, majorityState, majorityValue, untilAgreed, type Reply } from './reads.js';
 import { tallyRenewal } from './renewal-tally.js';
 import { EndedWhileRenewing, restoreHolds } from './restore.js';
 
@@ -199,15 +199,22 @@ export class QuorumStore implements Store {
     void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.id, owner) + 1);
   }
 
-  /** Releases on every master. No hand-off in quorum mode: waiters retry on the release. */
+  /**
+   * Releases on every master; answers once a majority agree (the rest run on). No
+   * hand-off in quorum mode: waiters retry on the release.
+   */
   async release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     if (held === 1) this.ended.end(k.key);
-    const replies = await Promise.all(this.all((m) => m.release(k, owner, timeout, held)));
+    const replies = await untilAgreed(
+      this.all((m) => m.release(k, owner, timeout, held)),
+      this.quorum,
+      (r) => (r.kind === 'decremented' ? `decremented ${r.count}` : r.kind),
+    );
     let count = 0;
     let released = 0;
     let notHeld = 0;
     for (const r of replies) {
-      if (!r.ok) continue;
+      if (!r?.ok) continue;
       if (r.value.kind === 'decremented') count = Math.max(count, r.value.count);
       else if (r.value.kind === 'released') released += 1;
       else if (r.value.kind === 'notHeld') notHeld += 1;

@@ -1,12 +1,41 @@
 import { QuorumError, type Vote } from '../../errors/QuorumError.js';
+import { LockError } from '../../errors/LockError.js';
 import type { LockState } from '../types.js';
+
+const NO_REPLY = new LockError('no reply before the outcome was decided');
 
 /** One master's answer to a call sent to every master. */
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: Error };
 
+/**
+ * The replies so far, as soon as `quorum` of them succeeded and agree (the same
+ * `kind`): the masters still out are left undefined and their calls run on (they
+ * never reject). Otherwise every reply. Like Redlock's, a call then waits for a
+ * majority, not for the slowest master; a disagreement still hears every master.
+ */
+export function untilAgreed<T>(calls: readonly Promise<Reply<T>>[], quorum: number, kind: (value: T) => string): Promise<(Reply<T> | undefined)[]> {
+  return new Promise((resolve) => {
+    const replies: (Reply<T> | undefined)[] = calls.map(() => undefined);
+    const kinds: string[] = [];
+    let answered = 0;
+    calls.forEach((call, i) => {
+      void call.then((reply) => {
+        replies[i] = reply;
+        answered += 1;
+        if (reply.ok) {
+          const k = kind(reply.value);
+          kinds.push(k);
+          if (kinds.filter((seen) => seen === k).length === quorum) resolve(replies.slice());
+        }
+        if (answered === calls.length) resolve(replies);
+      });
+    });
+  });
+}
+
 /** The votes of a call that failed on too many masters (answers count as granted). */
-export function errorVotes(replies: readonly Reply<unknown>[]): Vote[] {
-  return replies.map((r, i) => (r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
+export function errorVotes(replies: readonly (Reply<unknown> | undefined)[]): Vote[] {
+  return replies.map((r, i) => (r === undefined ? { master: i, outcome: 'error', error: NO_REPLY } : r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
 }
 
 /** A value a majority agrees is at least this: the quorum-th largest answer. */
