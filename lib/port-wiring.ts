@@ -3,6 +3,7 @@ import type { EventHub } from './engine/event-hub.js';
 import { unavailable } from './engine/unavailable.js';
 import { isFinal } from './errors/final.js';
 import type { LockPort } from './handles/port.js';
+import { NameKeys } from './store/name-keys.js';
 import type { LockKeys, Store } from './store/types.js';
 
 /** What the client gives the port it hands its handles. */
@@ -29,10 +30,7 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
   let lastUnscoped = 0;
   return {
     assertOpen: () => engine.assertOpen(),
-    keysOf: (name) => {
-      const key = `${keyPrefix}{${name}}`;
-      return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next`, waiting: `${key}:waiting`, alive: `${key}:alive` };
-    },
+    keysOf: (name) => new NameKeys(name, `${keyPrefix}{${name}}`),
     ownerOf: (scope) => owner + scope.id,
     unscopedOwner: () => `${owner}~${(++lastUnscoped).toString(36)}`,
     holdOf: (keys, owner) => engine.holds.get(keys.id, owner),

@@ -4,6 +4,7 @@ import { LockTimeoutError } from '../errors/LockTimeoutError.js';
 import type { LockEvents } from '../events.js';
 import { describe } from '../options.js';
 import type { SemaphoreKind } from '../primitives/semaphore.js';
+import { NameKeys } from '../store/name-keys.js';
 import type { LockKeys } from '../store/types.js';
 import { listen } from './listen.js';
 import type { LockPort } from './port.js';
@@ -18,8 +19,7 @@ import type { Permit, PermitContext, PermitOptions, Semaphore } from './semaphor
  * fence is never written (permits carry no token).
  */
 function semaphoreKeys(port: LockPort, name: string): LockKeys {
-  const key = `${port.keysOf(name).key}:sem`;
-  return { name, key, id: key, fence: `${key}:fence`, channel: `${key}:ch`, queue: `${key}:queue`, deadlines: `${key}:deadlines`, fairChannel: `${key}:next`, waiting: `${key}:waiting`, alive: `${key}:alive` };
+  return new NameKeys(name, `${port.keysOf(name).key}:sem`);
 }
 
 /** The Semaphore API over one name, through the client's port: each acquisition is a hold of its own. */
