@@ -8,6 +8,7 @@ import { LongLeaseWarning } from './long-lease.js';
 import { SitOut } from './restarts.js';
 import { errorVotes, majorityState, majorityValue, untilAgreed, type Reply } from './reads.js';
 import { tallyRenewal } from './renewal-tally.js';
+import { subscribeMajority } from './subscribe.js';
 import { EndedWhileRenewing, restoreHolds } from './restore.js';
 
 const now = () => performance.now();
@@ -271,27 +272,11 @@ export class QuorumStore implements Store {
     return majorityState(await Promise.all(this.all((m) => m.inspect(k, timeout))), this.quorum, k.name);
   }
 
-  /**
-   * Subscribes on every master, but waits only for a majority: a release reaches at
-   * least a majority of masters, and a master that is down (its subscriber connection
-   * would time out) must not hold up the waiter's first retry.
-   */
+  /** Subscribes on every master; resolves once a majority is (see subscribeMajority). */
   subscribe(channel: string, listener: (message: string) => void): Promise<void> {
     const givenBack = new Set<number>();
     this.givenBack.set(channel, givenBack);
-    return new Promise((resolve) => {
-      let done = 0;
-      const settled = () => {
-        if (++done === this.quorum) resolve();
-      };
-      for (const [i, m] of this.masters.entries()) {
-        // A master that is down cannot deliver a release: it does not hold up the
-        // waiter's retries (its subscriber keeps trying on its own).
-        const down = m.down;
-        void m.subscribe(channel, (message) => givenBack.has(i) || listener(message)).then(() => down || settled());
-        if (down) settled();
-      }
-    });
+    return subscribeMajority(this.masters, this.quorum, channel, listener, givenBack);
   }
 
   async unsubscribe(channel: string): Promise<void> {
