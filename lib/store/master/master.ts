@@ -141,9 +141,9 @@ export class MasterStore implements Store {
     const sentAt = now();
     const waiter = this.waitingList?.id ?? '';
     // The fence only for a hand-off (it mints); no list keys without a list (quorum mode).
-    const keys = next ? [k.key, k.waiting, k.alive, k.fence] : waiter === '' ? [k.key] : [k.key, k.waiting, k.alive];
-    const handOff = next && { owner: next.owner, lease: next.lease, retention: this.keyRetention };
-    const call = releaseScripts.release.run(this.connection, keys, releaseScripts.releaseArgs(owner, waiter, held, this.publish, handOff));
+    const call = next
+      ? releaseScripts.releaseTo.run(this.connection, [k.key, k.waiting, k.alive, k.fence], releaseScripts.releaseToArgs(owner, waiter, next, held, this.publish, this.keyRetention))
+      : releaseScripts.release.run(this.connection, waiter === '' ? [k.key] : [k.key, k.waiting, k.alive], releaseScripts.releaseArgs(owner, waiter, held, this.publish));
     return this.once.release(k, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 

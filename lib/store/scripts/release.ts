@@ -1,4 +1,4 @@
-import type { PublishVerb } from './acquire.js';
+import { SCRIPT_RETENTION, type PublishVerb } from './acquire.js';
 import { Script } from './script.js';
 import * as sources from './sources.js';
 
@@ -32,22 +32,38 @@ export const decode = (raw: unknown): ReleaseReply => {
 };
 
 /**
- * release.lua: KEYS lock, and with a waiting list its two keys, and for a hand-off the
- * fence; ARGV owner, then what releaseArgs() leaves off at its default: the client's id
- * on the waiting list ('' for none: every waiter is woken), levels held before the
- * call, publish verb, and for a hand-off: next owner, its lease, key retention. The
- * channel is the lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua.
+ * release.lua: KEYS lock, and with a waiting list its two keys; ARGV owner, then what
+ * releaseArgs() leaves off at its default: the client's id on the waiting list ('' for
+ * none: every waiter is woken), levels held before the call, publish verb. The channel
+ * is the lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua.
  */
 export const release = new Script<ReleaseArgs, ReleaseReply>('release', sources.release, decode);
 
 type ReleaseArgs = [owner: string, ...rest: (string | number)[]];
 
 /** release.lua's arguments with trailing defaults left off (see acquireArgs). */
-export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb, next?: { owner: string; lease: number; retention: number }): ReleaseArgs {
-  if (next) return [owner, waiter, held, publish, next.owner, next.lease, next.retention];
+export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb): ReleaseArgs {
   if (publish !== 'publish') return [owner, waiter, held, publish];
   if (held !== 1) return [owner, waiter, held];
   return waiter === '' ? [owner] : [owner, waiter];
+}
+
+/**
+ * release-to.lua, the release that may hand the lock to the client's next waiter:
+ * KEYS lock, waiting list, its deadlines, fence; ARGV owner, client id, next owner,
+ * its lease, then what releaseToArgs() leaves off at its default: levels held,
+ * publish verb, key retention.
+ */
+export const releaseTo = new Script<ReleaseToArgs, ReleaseReply>('release-to', sources.releaseTo, decode);
+
+type ReleaseToArgs = [owner: string, waiter: string, next: string, nextLease: number, ...rest: (string | number)[]];
+
+/** release-to.lua's arguments with trailing defaults left off (see acquireArgs). */
+export function releaseToArgs(owner: string, waiter: string, next: { owner: string; lease: number }, held: number, publish: PublishVerb, retention: number): ReleaseToArgs {
+  if (retention !== SCRIPT_RETENTION) return [owner, waiter, next.owner, next.lease, held, publish, retention];
+  if (publish !== 'publish') return [owner, waiter, next.owner, next.lease, held, publish];
+  if (held !== 1) return [owner, waiter, next.owner, next.lease, held];
+  return [owner, waiter, next.owner, next.lease];
 }
 
 /** fair-release.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb, levels held. */
