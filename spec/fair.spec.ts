@@ -73,7 +73,8 @@ it('grants 10 processes the lock in the order they asked', async () => {
   await waitFor(() => waiters.every((w) => w.output().includes('ready')), { timeout: 30_000, message: 'children started' });
   for (let i = 0; i < waiters.length; i++) {
     waiters[i].proc.stdin!.write('go\n');
-    await waitFor(async () => (await queueLength(lockName)) === i + 1, { timeout: 5_000, message: `waiter ${i} queued` });
+    // A cold child on a loaded host (CI runs every project at once) may take seconds to send.
+    await waitFor(async () => (await queueLength(lockName)) === i + 1, { timeout: 15_000, message: `waiter ${i} queued` });
   }
   await holder.unlock();
   const codes = await Promise.all(waiters.map((w) => exited(w.proc, 15_000)));
