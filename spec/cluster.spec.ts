@@ -173,14 +173,16 @@ it('a wait for a name whose node is down ends within its budget with LockUnavail
 it('read-write lock: shares reads, excludes a writer, wakes waiters across clients, leaves nothing behind', async () => {
   // Names on several masters: each must work wherever its slot lives.
   for (const lockName of ['doc:1', 'doc:2', 'doc:3', 'doc:4']) {
-    const [a, b] = [client().getReadWriteLock(lockName), client().getReadWriteLock(lockName)];
+    // Leases (and the queue's heartbeats) long enough for a loaded host: this case
+    // watches exclusion and wake-ups, not renewals.
+    const [a, b] = [client(5_000).getReadWriteLock(lockName), client(5_000).getReadWriteLock(lockName)];
     await a.readLock().lock();
     await b.readLock().lock();
     expect((await a.readLock().inspect()).holders).toHaveLength(2);
     const writing = b.writeLock().tryLock(5_000);
     await waitFor(async () => (await a.readLock().inspect()).waiters === 1, { message: 'the writer queued' });
     // Behind the waiting writer, a new reader of another owner waits too.
-    const c = client().getReadWriteLock(lockName);
+    const c = client(5_000).getReadWriteLock(lockName);
     const reading = c.readLock().tryLock(5_000);
     await waitFor(async () => (await a.readLock().inspect()).waiters === 2, { message: 'the reader queued' });
     await a.readLock().unlock();

@@ -67,14 +67,15 @@ afterAll(async () => {
 it('grants 10 processes the lock in the order they asked', async () => {
   const lockName = name();
   const listKey = `order:${lockName}`;
-  const holder = client().getFairLock(lockName);
+  // A lease that outlives ten children booting on a loaded host: with 1 s, a renewal
+  // starved of CPU let the hold expire, and the first child took the lock unqueued.
+  const holder = client(10_000).getFairLock(lockName);
   await holder.lock();
   const waiters = Array.from({ length: 10 }, (_, i) => child([String(server.port), lockName, String(i), listKey, '5000']));
   await waitFor(() => waiters.every((w) => w.output().includes('ready')), { timeout: 30_000, message: 'children started' });
   for (let i = 0; i < waiters.length; i++) {
     waiters[i].proc.stdin!.write('go\n');
-    // A cold child on a loaded host (CI runs every project at once) may take seconds to send.
-    await waitFor(async () => (await queueLength(lockName)) === i + 1, { timeout: 15_000, message: `waiter ${i} queued` });
+    await waitFor(async () => (await queueLength(lockName)) === i + 1, { timeout: 5_000, message: `waiter ${i} queued` });
   }
   await holder.unlock();
   const codes = await Promise.all(waiters.map((w) => exited(w.proc, 15_000)));
