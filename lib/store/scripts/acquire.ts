@@ -25,7 +25,13 @@ export const acquire = new Script<AcquireArgs, AcquireReply>('acquire', sources.
   return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: turnIn >= 0, turnIn };
 });
 
-type AcquireArgs = [owner: string, lease: number, ...rest: (string | number)[]];
+/** acquire.lua's ARGV, each default left off from the end (acquireArgs). */
+type AcquireArgs =
+  | [owner: string, lease: number]
+  | [owner: string, lease: number, waiter: string]
+  | [owner: string, lease: number, waiter: string, retention: number]
+  | [owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb]
+  | [owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb, join: '1'];
 
 /**
  * The key retention the scripts use when the call leaves it off (RETENTION in

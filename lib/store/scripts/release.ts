@@ -39,7 +39,8 @@ export const decode = (raw: unknown): ReleaseReply => {
  */
 export const release = new Script<ReleaseArgs, ReleaseReply>('release', sources.release, decode);
 
-type ReleaseArgs = [owner: string, ...rest: (string | number)[]];
+/** release.lua's ARGV, each default left off from the end (releaseArgs). */
+type ReleaseArgs = [owner: string] | [owner: string, waiter: string] | [owner: string, waiter: string, held: number] | [owner: string, waiter: string, held: number, publish: PublishVerb];
 
 /** release.lua's arguments with trailing defaults left off (see acquireArgs). */
 export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb): ReleaseArgs {
@@ -56,7 +57,12 @@ export function releaseArgs(owner: string, waiter: string, held: number, publish
  */
 export const releaseTo = new Script<ReleaseToArgs, ReleaseReply>('release-to', sources.releaseTo, decode);
 
-type ReleaseToArgs = [owner: string, waiter: string, next: string, nextLease: number, ...rest: (string | number)[]];
+/** release-to.lua's ARGV, each default left off from the end (releaseToArgs). */
+type ReleaseToArgs =
+  | [owner: string, waiter: string, next: string, nextLease: number]
+  | [owner: string, waiter: string, next: string, nextLease: number, held: number]
+  | [owner: string, waiter: string, next: string, nextLease: number, held: number, publish: PublishVerb]
+  | [owner: string, waiter: string, next: string, nextLease: number, held: number, publish: PublishVerb, retention: number];
 
 /** release-to.lua's arguments with trailing defaults left off (see acquireArgs). */
 export function releaseToArgs(owner: string, waiter: string, next: { owner: string; lease: number }, held: number, publish: PublishVerb, retention: number): ReleaseToArgs {
