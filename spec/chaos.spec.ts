@@ -63,6 +63,15 @@ describe('chaos checker on hand-made histories', () => {
     expect(r.tokenResets).toBe(1);
   });
 
+  it('excuses an overlap whose first grant was logged just after an empty restart began (the old server answered it), not one logged later', () => {
+    const b = hold({ token: 2, start: 1_570, end: 1_600, worker: 1, pid: 101 });
+    const restart: Fault[] = [{ kind: 'restart', begin: 1_490, end: 1_560 }];
+    const loggedJustAfter = hold({ token: 1, start: 1_500, end: 2_000, lostAt: 1_690, outcome: 'lost' });
+    const loggedLater = hold({ token: 1, start: 1_565, end: 2_000, lostAt: 1_690, outcome: 'lost' });
+    expect(kinds([loggedJustAfter, b], restart)).toEqual([]);
+    expect(kinds([loggedLater, b], restart)).toEqual(['overlap']);
+  });
+
   it('in quorum mode, excuses an overlap only when a majority of masters lost their data', () => {
     const a = hold({ token: 1, start: 1_000, end: 2_000, lostAt: 1_900, outcome: 'lost' });
     const b = hold({ token: 2, start: 1_500, end: 1_600, worker: 1, pid: 101 });

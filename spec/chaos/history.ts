@@ -388,8 +388,10 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     const lockFaults = faultsFor(lock, faults);
     const lossTimes = dataLossTimes(lockFaults, opts);
     /** This lock's data lost between two moments: enough distinct masters restarted in (from, to]. */
+    // `slack` before `from`, as in lossBetween: a grant logged just after a restart began
+    // may have come from the old server (its reply in flight while the kill went out).
     const dataLostBetween = (from: number, to: number): boolean =>
-      new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
+      new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from - slack && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
     report.multiSections += list.filter((h) => h.with).length;
