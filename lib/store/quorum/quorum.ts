@@ -223,7 +223,8 @@ export class QuorumStore implements Store {
     if (count > 0) return { kind: 'decremented', count };
     if (released > 0) return { kind: 'released', receivers: 0 };
     if (notHeld > 0) return { kind: 'notHeld' };
-    throw new QuorumError(k.name, 'release', this.quorum, errorVotes(replies));
+    // No success at all: untilAgreed resolved only once every master had answered.
+    throw new QuorumError(k.name, 'release', this.quorum, errorVotes(replies as Reply<ReleaseResult>[]));
   }
 
   /**

@@ -1,8 +1,5 @@
 import { QuorumError, type Vote } from '../../errors/QuorumError.js';
-import { LockError } from '../../errors/LockError.js';
 import type { LockState } from '../types.js';
-
-const NO_REPLY = new LockError('no reply before the outcome was decided');
 
 /** One master's answer to a call sent to every master. */
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: Error };
@@ -34,8 +31,8 @@ export function untilAgreed<T>(calls: readonly Promise<Reply<T>>[], quorum: numb
 }
 
 /** The votes of a call that failed on too many masters (answers count as granted). */
-export function errorVotes(replies: readonly (Reply<unknown> | undefined)[]): Vote[] {
-  return replies.map((r, i) => (r === undefined ? { master: i, outcome: 'error', error: NO_REPLY } : r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
+export function errorVotes(replies: readonly Reply<unknown>[]): Vote[] {
+  return replies.map((r, i) => (r.ok ? { master: i, outcome: 'granted', token: 0 } : { master: i, outcome: 'error', error: r.error }));
 }
 
 /** A value a majority agrees is at least this: the quorum-th largest answer. */
