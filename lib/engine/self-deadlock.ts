@@ -4,10 +4,10 @@ const now = () => performance.now();
 
 /**
  * How long a wait made outside every scope may be held up by another owner of this
- * client before the warning: under a second, with room for a late timer, so that the
- * warning comes within a second of waiting.
+ * client before the warning: half a second, leaving the other half for timers that a
+ * loaded host runs late, so that the warning comes within a second of waiting.
  */
-export const SELF_DEADLOCK_WARNING_AFTER = 800;
+export const SELF_DEADLOCK_WARNING_AFTER = 500;
 
 /** Names already warned about, remembered up to this many (names used once must not pile up). */
 const REMEMBERED_NAMES = 1_000;
