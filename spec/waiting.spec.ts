@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import Redis from 'ioredis';
-import { LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock, type Connection } from '../lib';
+import { CommandTimeoutError, LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { closeConnection, lockConnection } from './helpers/clients';
@@ -204,6 +204,41 @@ describe('a wait across an outage', () => {
     await waiting;
     expect(seen.length).toBeGreaterThanOrEqual(1);
     expect(await get(waiter, lockName).isLocked()).toBe(true);
+  });
+});
+
+describe('a grant read after its lease ran out', () => {
+  // The server holds the acquire back (CLIENT PAUSE) past the lease it then grants, and
+  // the command bound is longer than the pause: the reply comes in time for the bound,
+  // too late for the lease. Another owner may hold the lock by then; the grant is not used.
+  it.each([false, true])('tryLock(0, lease) reports the lock unavailable and gives the grant back (fair: %s)', async (fair) => {
+    const locks = client(await connect(server.port), { commandTimeout: 3_000 });
+    const seen = failures(locks);
+    const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
+    await get(name()).tryLock(); // connected, scripts loaded
+    const lockName = name();
+    await admin.client('PAUSE', 500, 'ALL');
+    const r = await timed(() => get(lockName).tryLock(0, 200));
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    expect((r.error as Error).cause).toBeInstanceOf(CommandTimeoutError);
+    expect(seen).toEqual([]); // one attempt: nothing retried
+    await waitFor(async () => (await admin.exists(key(lockName))) === 0, { timeout: 2_000, message: 'the late grant given back' });
+  });
+
+  it.each([false, true])('a wait reports the late grant, retries and holds a live lease (fair: %s)', async (fair) => {
+    const locks = client(await connect(server.port), { commandTimeout: 3_000 });
+    const seen = failures(locks);
+    const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
+    await get(name()).tryLock(); // connected, scripts loaded
+    const lockName = name();
+    await admin.client('PAUSE', 500, 'ALL');
+    const r = await timed(() => get(lockName).tryLock(3_000, 200));
+    expect(r.value).toBe(true);
+    expect(r.ms).toBeGreaterThanOrEqual(400);
+    expect(seen.map((e) => e.error)).toEqual([expect.any(CommandTimeoutError)]);
+    // The hold is the retry's: its lease runs from after the pause.
+    expect(await admin.pttl(key(lockName))).toBeGreaterThan(0);
+    expect(await get(lockName).isLocked()).toBe(true);
   });
 });
 

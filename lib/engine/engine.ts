@@ -10,6 +10,7 @@ import { atDeadline, backoff } from './backoff.js';
 import type { EventHub, WaitOutcome } from './event-hub.js';
 import { FairWaits } from './fair-waits.js';
 import { Hold, type HoldListener } from './hold.js';
+import { lateGrant } from './late-grant.js';
 import { HoldRegistry } from './registry.js';
 import { LocalWaits } from './local-waits.js';
 import { releaseHold } from './release.js';
@@ -232,6 +233,11 @@ export class Engine implements WaitHost, HoldListener {
 
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
+    const late = lateGrant(request, granted);
+    if (late) {
+      this.giveBack(request);
+      throw late;
+    }
     const current = this.holds.get(keys.id, owner);
     if (current?.joinable) {
       current.reenter(granted.validUntil);

@@ -65,6 +65,12 @@ export class FairWaits {
         let result: Granted | Refused;
         try {
           result = await attempt();
+          // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.
+          if (result.granted) {
+            const hold = host.grant(request, result);
+            granted = result;
+            return hold;
+          }
         } catch (error) {
           if (signal?.aborted) throw signal.reason;
           if (isFinal(error)) throw error;
@@ -77,10 +83,6 @@ export class FairWaits {
         }
         failures = 0;
         lastError = undefined;
-        if (result.granted) {
-          granted = result;
-          return host.grant(request, result);
-        }
         if (!unwatch) {
           host.blocked(request);
           // Subscribed before the retry: a release between the two is not missed.

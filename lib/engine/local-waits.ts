@@ -160,8 +160,14 @@ export class LocalWaits {
     const queue = this.queues.get(key);
     if (queue) queue.listed = false;
     waiter.claimed = false;
-    if (waiter.settled) this.host.giveBack(waiter.request);
-    else waiter.resolve(this.host.grant(waiter.request, result));
+    if (waiter.settled) return this.host.giveBack(waiter.request);
+    try {
+      waiter.resolve(this.host.grant(waiter.request, result));
+    } catch (error) {
+      // Read after its lease ran out (given back): the waiter tries again at once.
+      this.failedAttempt(waiter, error);
+      queue?.wake();
+    }
   }
 
   /** The release did not hand the lock over: the waiter may be tried again. */
@@ -241,9 +247,7 @@ export class LocalWaits {
     } catch (error) {
       head.claimed = false;
       if (head.settled) return;
-      head.failures += 1;
-      head.lastError = error;
-      this.host.failed(request, error, head.failures);
+      this.failedAttempt(head, error);
       await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
       return;
     }
@@ -252,14 +256,27 @@ export class LocalWaits {
     // A grant took this client off the list; a refusal put it on (or kept its place).
     queue.listed = list !== undefined && !result.granted;
     if (result.granted) {
-      if (head.settled) this.host.giveBack(request);
-      else head.resolve(this.host.grant(request, result));
+      if (head.settled) return this.host.giveBack(request);
+      try {
+        head.resolve(this.host.grant(request, result));
+      } catch (error) {
+        // Read after its lease ran out (given back): a failed attempt like any other.
+        this.failedAttempt(head, error);
+        await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
+      }
       return;
     }
     if (head.settled) return;
     head.failures = 0;
     head.lastError = undefined;
     await queue.sleep(Math.min(retryIn(result, list?.entryLease), request.deadline - now()));
+  }
+
+  /** An attempt of the waiter's failed: the wait goes on, and ends with this error if it is the last. */
+  private failedAttempt(waiter: Waiter, error: unknown): void {
+    waiter.failures += 1;
+    waiter.lastError = error;
+    this.host.failed(waiter.request, error, waiter.failures);
   }
 
   /** Takes this client off the key's waiting list (none of its waiters waits any longer). */

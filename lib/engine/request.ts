@@ -28,7 +28,10 @@ export interface WaitHost {
   levelsOf(key: string, owner: string): number;
   /** A live hold on key by another owner of this client. */
   heldByOther(key: string, owner: string): boolean;
-  /** Makes a grant a hold: a new one, or a reentry of the owner's. */
+  /**
+   * Makes a grant a hold: a new one, or a reentry of the owner's. Throws (having given
+   * the grant back) when the grant's lease ran out before it was read (late-grant.ts).
+   */
   grant(request: AcquireRequest, granted: Granted): Hold;
   /** Gives back a grant nobody will use (its waiter left while it was on its way). */
   giveBack(request: AcquireRequest): void;

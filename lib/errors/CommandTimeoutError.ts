@@ -3,7 +3,8 @@ import { LockError } from './LockError.js';
 
 /**
  * One Redis call outlived its bound ({@link ClientOptions.commandTimeout}: a dead or
- * stalled server). Usually seen as the `cause` of a {@link LockUnavailableError}, or in
+ * stalled server), or an acquisition's reply came after the lease it granted had run
+ * out (the grant is given back: by then another owner may hold the lock). Usually seen as the `cause` of a {@link LockUnavailableError}, or in
  * `acquireFailed`/`renewalFailed` events; the queries (isLocked, inspect, ...) reject
  * with it as it is.
  *
