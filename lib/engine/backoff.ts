@@ -1,3 +1,5 @@
+import type { Refused } from '../store/types.js';
+
 /**
  * How long a wait pauses after its n-th failed attempt (Redis unreachable, a timeout,
  * no quorum): doubling from 25 ms, capped at 1 s, with full jitter on the upper half so
@@ -37,3 +39,34 @@ export function atDeadline(deadline: number, fire: () => void): { cancel(): void
 }
 
 const NO_DEADLINE = { cancel: () => undefined };
+
+/** Sleeps ms (never less), or rejects with the signal's reason when it aborts first. */
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // Listening first: a pause of 0 ms fires inside atDeadline() and must find the
+    // listener there to remove it.
+    let timer: { cancel(): void } | undefined;
+    const onAbort = () => {
+      timer?.cancel();
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    timer = atDeadline(performance.now() + Math.max(0, ms), () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+/**
+ * How long a refused waiter sleeps before it tries again unless a message wakes it.
+ * pttl -1: held without expiry; -2: just freed, or (with a waiting list) free but another
+ * client's turn. On a waiting list: the head retries when its turn comes; every entry
+ * retries within a third of its lease (which keeps it alive), and a release names the
+ * client whose turn it is.
+ */
+export function retryIn(result: Refused, entryLease: number | undefined): number {
+  if (entryLease === undefined) return result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+  const ttl = result.pttl < 0 ? Infinity : result.pttl;
+  return Math.min(ttl, result.head ? (result.turnIn ?? 0) : Infinity, entryLease / 3);
+}

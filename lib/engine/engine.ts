@@ -6,7 +6,7 @@ import type { Primitive } from '../primitives/primitive.js';
 import type { Granted, LockKeys, Store } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
-import { atDeadline, backoff } from './backoff.js';
+import { backoff, pause } from './backoff.js';
 import type { EventHub, WaitOutcome } from './event-hub.js';
 import { FairWaits } from './fair-waits.js';
 import { Hold, type HoldListener } from './hold.js';
@@ -171,7 +171,7 @@ export class Engine implements WaitHost, HoldListener {
         failures += 1;
         if (once || now() >= request.deadline) throw unavailable(request.keys.name, error);
         this.failed(request, error, failures);
-        await this.pause(Math.min(backoff(failures), request.deadline - now()), request.signal);
+        await pause(Math.min(backoff(failures), request.deadline - now()), request.signal);
       }
     }
   }
@@ -180,23 +180,6 @@ export class Engine implements WaitHost, HoldListener {
     const { primitive, keys, owner, lease, signal } = request;
     const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease), false);
     return raceAbort(call, signal, (late) => late.granted && this.giveBack(request));
-  }
-
-  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve, reject) => {
-      // Listening first: a pause of 0 ms fires inside atDeadline() and must find the
-      // listener there to remove it.
-      let timer: { cancel(): void } | undefined;
-      const onAbort = () => {
-        timer?.cancel();
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      timer = atDeadline(now() + Math.max(0, ms), () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      });
-    });
   }
 
   /** Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */

@@ -1,7 +1,7 @@
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { atDeadline, backoff } from './backoff.js';
+import { atDeadline, backoff, retryIn } from './backoff.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
@@ -287,17 +287,4 @@ export class LocalWaits {
     // Closing, the connection may be gone first: the entry then expires with its lease.
     list.leave(queue.keys, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
   }
-}
-
-/**
- * How long a refused waiter sleeps before it tries again unless a message wakes it.
- * pttl -1: held without expiry; -2: just freed, or (with a waiting list) free but another
- * client's turn. On a waiting list: the head retries when its turn comes; every entry
- * retries within a third of its lease (which keeps it alive), and a release names the
- * client whose turn it is.
- */
-function retryIn(result: Refused, entryLease: number | undefined): number {
-  if (entryLease === undefined) return result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
-  const ttl = result.pttl < 0 ? Infinity : result.pttl;
-  return Math.min(ttl, result.head ? (result.turnIn ?? 0) : Infinity, entryLease / 3);
 }
