@@ -4,6 +4,7 @@ import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { LockKeys, NextOwner } from '../types.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
+import { LockError } from '../../errors/LockError.js';
 import { boundThen, withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
@@ -30,7 +31,8 @@ export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: n
  * 1. Release scripts take the levels the client holds before the call and apply only
  *    when Redis has as many: a resent release finds fewer and changes nothing.
  * 2. A grant whose connection closed while it was out (the epoch moved) may have run
- *    twice: its level is set to the client's count afterwards (set-level.lua).
+ *    twice: its level is set to the client's count afterwards (set-level.lua); found
+ *    no longer held then, it is no grant (the attempt fails).
  * 3. A grant that failed with its connection, maybe after the server ran it, is given
  *    back (a new hold) or set back (a reentry).
  * 4. A grant that arrives after its call timed out is given back, passing the client's
@@ -76,7 +78,7 @@ export class ExactlyOnce {
       timeout,
       'acquire',
       k.name,
-      (reply) => (reply.granted && this.epoch !== epoch ? this.settleLevel(k, owner, held + 1, timeout).then(() => finish(reply)) : finish(reply)),
+      (reply) => (reply.granted && this.epoch !== epoch ? this.regranted(k, owner, held + 1, timeout, () => finish(reply)) : finish(reply)),
       (error: unknown) => this.grantFailed(k, owner, held, timeout, fair, call, epoch, error),
     );
   }
@@ -137,19 +139,32 @@ export class ExactlyOnce {
    * comparing levels: a retry by the same owner while its previous attempt's grant is
    * being given back looks just like a resend there.
    */
-  private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<void> {
+  private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<'set' | 'notHeld' | 'unknown'> {
     // The connection may break again meanwhile (a Cluster rejects rather than resends
     // then): the call is idempotent, so try until it is answered or time runs out.
     const until = now() + timeout;
     for (;;) {
       const left = until - now();
-      if (left <= 0) return;
-      const done = await withTimeout(maintain.setLevel.run(this.connection, [k.key], [owner, level]), left, 'acquire', k.name).then(
-        () => true,
-        () => false,
+      if (left <= 0) return 'unknown';
+      const held = await withTimeout(maintain.setLevel.run(this.connection, [k.key], [owner, level]), left, 'acquire', k.name).then(
+        (set) => (set ? 'set' : 'notHeld'),
+        () => undefined,
       );
-      if (done) return;
+      if (held) return held;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+  }
+
+  /**
+   * Rule 2 for a grant: its level set to the client's count. A grant that is no longer
+   * held by then (its master restarted empty, the lock deleted, meanwhile) is no hold:
+   * the attempt fails. Unanswered, the grant stands (a level too many is dropped by the
+   * last unlock, see release.ts 'decremented').
+   */
+  private async regranted<R>(k: LockKeys, owner: string, level: number, timeout: number, finish: () => R): Promise<R> {
+    if ((await this.settleLevel(k, owner, level, timeout)) === 'notHeld') {
+      throw new LockError(`acquire of '${k.name}' was granted while the connection broke, and the hold was gone when it was checked after the reconnect`, { lockName: k.name });
+    }
+    return finish();
   }
 }
