@@ -63,10 +63,13 @@ export function pause(ms: number, signal: AbortSignal | undefined): Promise<void
  * pttl -1: held without expiry; -2: just freed, or (with a waiting list) free but another
  * client's turn. On a waiting list: the head retries when its turn comes; every entry
  * retries within a third of its lease (which keeps it alive), and a release names the
- * client whose turn it is.
+ * client whose turn it is. A head refused after its turn came was refused because the
+ * lock is held (a free lock is the head's then): the release that frees it names the
+ * head, so it waits for that message rather than asking again while the lock is held.
  */
 export function retryIn(result: Refused, entryLease: number | undefined): number {
   if (entryLease === undefined) return result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
   const ttl = result.pttl < 0 ? Infinity : result.pttl;
-  return Math.min(ttl, result.head ? (result.turnIn ?? 0) : Infinity, entryLease / 3);
+  const turnIn = result.head && result.turnIn !== undefined && result.turnIn > 0 ? result.turnIn : Infinity;
+  return Math.min(ttl, turnIn, entryLease / 3);
 }
