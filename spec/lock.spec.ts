@@ -269,6 +269,35 @@ describe('waiting', () => {
     expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.1);
   });
 
+  it("keeps other clients' waiters on the waiting list for its entry lease, asking again three times per lease, not in a loop", async () => {
+    const holder = new LockClient(conn);
+    const waiters = [new LockClient(conn), new LockClient(conn)];
+    const lockName = name();
+    const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const held = holder.getLock(lockName);
+    try {
+      await held.lock(20_000);
+      const waits = waiters.map((w) => w.getLock(lockName).lock().catch(() => undefined));
+      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 2, { message: 'both clients on the waiting list' });
+      // Each entry's deadline is one entry lease (scripts/_waiting.lua, 3 s) from its last attempt.
+      const [seconds, micros] = (await redis.time()).map(Number);
+      const ms = seconds * 1_000 + micros / 1_000;
+      const deadlines = (await redis.zrange(`${key(lockName)}:alive`, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      for (const d of deadlines) expect(d - ms).toBeGreaterThan(2_000);
+      // Over a second with the lock held: the head asks when its turn comes, and an entry
+      // every third of its lease at most. (Asking every few ms would be a herd.)
+      const before = await evalshaCalls();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect((await evalshaCalls()) - before).toBeLessThanOrEqual(8);
+      await held.unlock();
+      await Promise.race([Promise.any(waits), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    } finally {
+      await Promise.all(waiters.map((w) => w.close()));
+      await holder.getLock(lockName).forceUnlock();
+      await holder.close();
+    }
+  });
+
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
     const other = new LockClient(conn);
     const lockName = name();

@@ -6,6 +6,7 @@ import * as acquireScripts from '../scripts/acquire.js';
 import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
+import { luaConstant } from '../scripts/script.js';
 import * as sources from '../scripts/sources.js';
 import type { ReleaseReply } from '../scripts/release.js';
 import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
@@ -27,7 +28,7 @@ const RENEW_CHUNK = 500;
  * the head of the list may be passed over by whoever comes first to the free lock) and
  * read from there, so the scripts and the client never disagree.
  */
-export const ENTRY_LEASE = Number(/\bENTRY_LEASE = (\d+)/.exec(sources.waitingWake)?.[1]);
+export const ENTRY_LEASE = luaConstant(sources.waitingWake, 'ENTRY_LEASE');
 
 const now = () => performance.now();
 

@@ -1,4 +1,4 @@
-import { Script } from './script.js';
+import { Script, luaConstant } from './script.js';
 import * as sources from './sources.js';
 
 /** What an acquire script (plain or fair) answers. */
@@ -37,7 +37,7 @@ type AcquireArgs =
  * The key retention the scripts use when the call leaves it off (RETENTION in
  * _mint.lua, read from the source so the two cannot disagree).
  */
-export const SCRIPT_RETENTION = Number(/\bRETENTION = (\d+)/.exec(sources.acquire)?.[1]);
+export const SCRIPT_RETENTION = luaConstant(sources.acquire, 'RETENTION');
 
 /**
  * acquire.lua's arguments with trailing defaults left off: each argument costs the

@@ -57,3 +57,14 @@ export interface Followed<Reply, F> {
 
 /** A script's reply as the array of integers Redis sends for a Lua table. */
 export const ints = (raw: unknown): number[] => (raw as unknown[]).map(Number);
+
+/**
+ * The value of a `local NAME = <integer>` line of a script's source: a constant the
+ * client must agree with (read, not repeated). Only a line of its own counts, so that
+ * `local A, NAME = 1, 2` can never be misread as NAME = 1.
+ */
+export function luaConstant(source: string, name: string): number {
+  const value = Number(new RegExp(`^local ${name} = (\\d+)$`, 'm').exec(source)?.[1]);
+  if (!Number.isSafeInteger(value)) throw new Error(`holdfast internal: no 'local ${name} = <integer>' line in the script source`);
+  return value;
+}
