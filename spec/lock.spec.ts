@@ -298,6 +298,35 @@ describe('waiting', () => {
     }
   });
 
+  it('lets a waiting client in after at most 16 sections of another that re-locks at once, before its 50 ms turn', async () => {
+    const other = new LockClient(conn);
+    const lockName = name();
+    const looping = other.getLock(lockName);
+    const waiter = locks.getLock(lockName);
+    try {
+      await looping.lock();
+      let sections = 0;
+      let waiterIn = -1;
+      const waited = waiter.lock().then(() => {
+        waiterIn = sections;
+        return waiter.unlock();
+      });
+      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { interval: 1, message: 'the waiter on the waiting list' });
+      // Each section is well under a millisecond here: the turn alone would let ~100 by.
+      while (waiterIn < 0 && sections < 2_000) {
+        await looping.unlock();
+        await looping.lock();
+        sections += 1;
+      }
+      await looping.unlock();
+      await waited;
+      expect(waiterIn).toBeGreaterThanOrEqual(0);
+      expect(waiterIn).toBeLessThanOrEqual(16 + 1);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
     const other = new LockClient(conn);
     const lockName = name();

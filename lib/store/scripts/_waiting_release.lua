@@ -24,9 +24,12 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
     return {2, notify(channel, 'released', how)}
   end
   local head, since, now = headOf(waiting, alive, entry)
-  -- Another client's turn has come: it goes first, even before our own next waiter.
-  local theirs = head and head ~= me and now - since >= turn
+  -- Another client's turn has come (it waited `turn`, or others took the lock ahead of
+  -- it BARGE_MAX times): it goes first, even before our own next waiter, which counts
+  -- as one more taking ahead of it otherwise.
+  local theirs = head and head ~= me and (now - since >= turn or tonumber(redis.call('zscore', alive, '#barged') or '0') >= BARGE_MAX)
   if nextOwner and not theirs then
+    if head and head ~= me then barged(alive, entry) end
     -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
     redis.call('hdel', key, owner)
     redis.call('hset', key, nextOwner, 1)

@@ -1,5 +1,6 @@
 -- Take the lock for ARGV[1] when the key is free and no other client's turn has come
--- (see _waiting.lua), or reenter when ARGV[1] already holds it.
+-- (see _waiting.lua: a grant ahead of a waiting head counts against BARGE_MAX), or
+-- reenter when ARGV[1] already holds it.
 -- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, and with a waiting list
 -- (none in quorum mode) KEYS[3] waiting clients, KEYS[4] their deadlines.
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] the caller's client id on the waiting list,
@@ -24,7 +25,7 @@ local both = waiting and redis.call('exists', key, waiting) or redis.call('exist
 if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head, since
   if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
-  if not head or head == me or now - since < turn then
+  if not head or head == me or (now - since < turn and barged(alive, entry) <= BARGE_MAX) then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
     if head then served(waiting, alive, entry, me, head, turn, key .. ':ch', how) end
