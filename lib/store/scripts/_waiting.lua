@@ -19,7 +19,7 @@
 -- moves their deadlines).
 local TURN_MS = 50
 local ENTRY_LEASE = 3000
-local BARGE_MAX = 16
+local BARGE_MAX = 8
 
 -- The server's clock in ms (fractional), never a client's.
 local function clock()
