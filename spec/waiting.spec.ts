@@ -235,7 +235,9 @@ describe('a grant read after its lease ran out', () => {
     const r = await timed(() => get(lockName).tryLock(3_000, 200));
     expect(r.value).toBe(true);
     expect(r.ms).toBeGreaterThanOrEqual(400);
-    expect(seen.map((e) => e.error)).toEqual([expect.any(CommandTimeoutError)]);
+    // The first attempt's grant came late; a retry on a loaded host might too, never another failure.
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    for (const e of seen) expect(e.error).toBeInstanceOf(CommandTimeoutError);
     // The hold is the retry's: its lease runs from after the pause.
     expect(await admin.pttl(key(lockName))).toBeGreaterThan(0);
     expect(await get(lockName).isLocked()).toBe(true);
