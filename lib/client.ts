@@ -247,8 +247,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   /**
    * Stops the watchdog (held locks expire at the end of their lease), rejects pending
-   * waits with a LockError, drops subscriptions and closes the pub/sub connection it
-   * opened. The user's connections stay open: close them after. Afterwards getLock
+   * waits with a LockError, takes this client off the locks' waiting lists, drops
+   * subscriptions and closes the pub/sub connection it opened (each step bounded by a
+   * command timeout). The user's connections stay open: close them after. Afterwards getLock
    * throws, and the handles' calls reject, with a LockError. Calling it again returns
    * the same promise; it does not reject.
    *
@@ -262,7 +263,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.engine.close();
+      await this.engine.close();
       await this.store.close();
     })();
     return this.closing;

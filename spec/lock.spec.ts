@@ -327,6 +327,29 @@ describe('waiting', () => {
     }
   });
 
+  it('close() resolves after the client has left the waiting list, so no dead entry heads it', async () => {
+    const holder = new LockClient(conn);
+    const waiting = new LockClient(conn);
+    const lockName = name();
+    const held = holder.getLock(lockName);
+    try {
+      await held.lock(20_000);
+      const wait = waiting.getLock(lockName).lock().catch((error: unknown) => error);
+      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the waiter on the waiting list' });
+      await waiting.close();
+      expect(await wait).toBeInstanceOf(LockError);
+      // Read at once, not waited for: the entry is gone by the time close() resolves.
+      expect(await redis.zcard(`${key(lockName)}:waiting`)).toBe(0);
+      // And a one-shot attempt by anyone gets the lock the moment it is free.
+      await held.unlock();
+      expect(await holder.getLock(lockName).tryLock(0)).toBe(true);
+    } finally {
+      await waiting.close();
+      await holder.getLock(lockName).forceUnlock();
+      await holder.close();
+    }
+  });
+
   it('tryLock(wait) gives up after the wait and leaves no subscription', async () => {
     const other = new LockClient(conn);
     const lockName = name();

@@ -73,3 +73,10 @@ export function retryIn(result: Refused, entryLease: number | undefined): number
   const turnIn = result.head && result.turnIn !== undefined && result.turnIn > 0 ? result.turnIn : Infinity;
   return Math.min(ttl, turnIn, entryLease / 3);
 }
+
+/** Resolves when p settles or after ms, whichever comes first. */
+export function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([p.then(() => undefined), bound]).finally(() => clearTimeout(timer));
+}

@@ -196,12 +196,17 @@ export class Engine implements WaitHost, HoldListener {
     return deleted;
   }
 
-  /** Rejects pending waits, stops renewing; the store closes after. */
-  close(): void {
+  /**
+   * Stops renewing, leaves the waiting lists, then rejects pending waits (last, so that a
+   * caller who awaits close() before handling its waits' rejections handles them in
+   * time); the store closes after.
+   */
+  async close(): Promise<void> {
     this.isClosed = true;
+    this.watchdog.stop();
+    await this.local.leaveAll();
     this.local.rejectAll(new LockError('client closed'));
     this.fair.wakeAll();
-    this.watchdog.stop();
   }
 
   // ---- WaitHost --------------------------------------------------------------------

@@ -1,7 +1,8 @@
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { atDeadline, backoff, retryIn } from './backoff.js';
+import { Background } from '../util/background.js';
+import { atDeadline, backoff, retryIn, within } from './backoff.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
@@ -9,13 +10,6 @@ import { unavailable } from './unavailable.js';
 import { WaitQueue, type Waiter } from './wait-queue.js';
 
 const now = () => performance.now();
-
-/** Resolves when p settles or after ms, whichever comes first. */
-function within(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([p.then(() => undefined), bound]).finally(() => clearTimeout(timer));
-}
 
 /**
  * How long a key's subscription outlives its last local waiter: a busy lock's next
@@ -42,6 +36,8 @@ export interface HandOffClaim {
  * waiting client.
  */
 export class LocalWaits {
+  /** Waiting-list leaves in flight (see leaveAll()). */
+  private readonly leaving = new Background();
   private readonly queues = new Map<string, WaitQueue>();
   /**
    * Keys whose last release woke nobody (a waiting client's turn is still to come), until
@@ -190,6 +186,17 @@ export class LocalWaits {
     }
   }
 
+  /**
+   * The client is closing: takes it off every waiting list it is on, resolving once
+   * those calls have settled (each bounded), so that a closed client leaves no entry
+   * behind to head a list (a dead head's turn keeps the free lock from everyone for up
+   * to an entry lease).
+   */
+  leaveAll(): Promise<void> {
+    for (const queue of this.queues.values()) this.leaveList(queue);
+    return this.leaving.settled();
+  }
+
   /** Waits for the lock on behalf of the queue's head until the queue is empty. */
   private async pump(queue: WaitQueue): Promise<void> {
     const { keys } = queue;
@@ -230,6 +237,8 @@ export class LocalWaits {
       this.leaveList(queue);
       if (this.queues.get(keys.id) === queue) this.queues.delete(keys.id);
       if (!queue.idle) {
+        // Closing: rejected once this client has left the waiting lists (Engine.close).
+        if (host.closed) await this.leaving.settled();
         const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
         for (const waiter of [...queue.waiters]) waiter.reject(reason);
       }
@@ -285,6 +294,6 @@ export class LocalWaits {
     if (!queue.listed || !list) return;
     queue.listed = false;
     // Closing, the connection may be gone first: the entry then expires with its lease.
-    list.leave(queue.keys, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
+    this.leaving.track(list.leave(queue.keys, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error)));
   }
 }
