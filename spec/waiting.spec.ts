@@ -211,14 +211,20 @@ describe('a grant read after its lease ran out', () => {
   // The server holds the acquire back (CLIENT PAUSE) past the lease it then grants, and
   // the command bound is longer than the pause: the reply comes in time for the bound,
   // too late for the lease. Another owner may hold the lock by then; the grant is not used.
-  it.each([false, true])('tryLock(0, lease) reports the lock unavailable and gives the grant back (fair: %s)', async (fair) => {
+  /** tryLock(waitTime, 200) sent while the server is paused for 500 ms, on a client bounding calls at 3 s. */
+  async function pausedTryLock(fair: boolean, waitTime: number) {
     const locks = client(await connect(server.port), { commandTimeout: 3_000 });
     const seen = failures(locks);
     const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
     await get(name()).tryLock(); // connected, scripts loaded
     const lockName = name();
     await admin.client('PAUSE', 500, 'ALL');
-    const r = await timed(() => get(lockName).tryLock(0, 200));
+    const r = await timed(() => get(lockName).tryLock(waitTime, 200));
+    return { r, seen, lockName, lock: get(lockName) };
+  }
+
+  it.each([false, true])('tryLock(0, lease) reports the lock unavailable and gives the grant back (fair: %s)', async (fair) => {
+    const { r, seen, lockName } = await pausedTryLock(fair, 0);
     expect(r.error).toBeInstanceOf(LockUnavailableError);
     expect((r.error as Error).cause).toBeInstanceOf(CommandTimeoutError);
     expect(seen).toEqual([]); // one attempt: nothing retried
@@ -226,13 +232,7 @@ describe('a grant read after its lease ran out', () => {
   });
 
   it.each([false, true])('a wait reports the late grant, retries and holds a live lease (fair: %s)', async (fair) => {
-    const locks = client(await connect(server.port), { commandTimeout: 3_000 });
-    const seen = failures(locks);
-    const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
-    await get(name()).tryLock(); // connected, scripts loaded
-    const lockName = name();
-    await admin.client('PAUSE', 500, 'ALL');
-    const r = await timed(() => get(lockName).tryLock(3_000, 200));
+    const { r, seen, lockName, lock } = await pausedTryLock(fair, 3_000);
     expect(r.value).toBe(true);
     expect(r.ms).toBeGreaterThanOrEqual(400);
     // The first attempt's grant came late; a retry on a loaded host might too, never another failure.
@@ -240,7 +240,7 @@ describe('a grant read after its lease ran out', () => {
     for (const e of seen) expect(e.error).toBeInstanceOf(CommandTimeoutError);
     // The hold is the retry's: its lease runs from after the pause.
     expect(await admin.pttl(key(lockName))).toBeGreaterThan(0);
-    expect(await get(lockName).isLocked()).toBe(true);
+    expect(await lock.isLocked()).toBe(true);
   });
 });
 
