@@ -1,21 +1,14 @@
-import { LockError } from '../errors/LockError.js';
-import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
+import type { Granted, LockKeys, NextOwner } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { Background } from '../util/background.js';
-import { atDeadline, backoff, retryIn, within } from './backoff.js';
+import { atDeadline } from './backoff.js';
+import { DeferredWakes } from './deferred-wake.js';
 import type { Hold } from './hold.js';
+import { ListMembership } from './list-membership.js';
+import { failedAttempt, pump } from './pump.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
 import { WaitQueue, type Waiter } from './wait-queue.js';
-
-const now = () => performance.now();
-
-/**
- * How long a key's subscription outlives its last local waiter: a busy lock's next
- * waiter usually comes within it, and re-subscribing costs two round trips a wait.
- */
-const LINGER = 200;
 
 /** A waiter a last release is about to hand the lock to, in the same script call. */
 export interface HandOffClaim {
@@ -36,21 +29,21 @@ export interface HandOffClaim {
  * waiting client.
  */
 export class LocalWaits {
-  /** Waiting-list leaves in flight (see leaveAll()). */
-  private readonly leaving = new Background();
+  /** This client's entries on the waiting lists in Redis. */
+  private readonly membership: ListMembership;
   private readonly queues = new Map<string, WaitQueue>();
-  /**
-   * Keys whose last release woke nobody (a waiting client's turn is still to come), until
-   * this client either takes the lock again (acquiring) or, in the next turn of the event
-   * loop, wakes that client: the free lock never idles while it sleeps until its turn.
-   */
-  private readonly unwoken = new Map<string, LockKeys>();
-  private wakeScheduled = false;
+  private readonly deferredWakes: DeferredWakes;
   /** Waits made outside every scope, watched for the silent self-deadlock. */
   private readonly stalls: SelfDeadlockWatch;
 
   constructor(private readonly host: WaitHost) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
+    this.membership = new ListMembership(host);
+    this.deferredWakes = new DeferredWakes(
+      () => host.store.waitingList,
+      (lease) => host.timeoutFor(lease),
+      (error) => host.closed || host.error(error),
+    );
   }
 
   /**
@@ -65,23 +58,12 @@ export class LocalWaits {
 
   /** This client goes for the lock at key: a deferred wake-up of another client is not needed. */
   acquiring(key: string): void {
-    if (this.unwoken.size > 0) this.unwoken.delete(key);
+    this.deferredWakes.cancel(key);
   }
 
   /** A release woke nobody: unless this client takes the lock again at once, it wakes the waiting list's head. */
   deferred(keys: LockKeys): void {
-    const list = this.host.store.waitingList;
-    if (!list) return;
-    this.unwoken.set(keys.id, keys);
-    if (this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    // After the caller's continuation (a lock() right after unlock() sends its attempt
-    // within the same microtask queue).
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      for (const k of this.unwoken.values()) list.wake(k, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
-      this.unwoken.clear();
-    });
+    this.deferredWakes.defer(keys);
   }
 
   /** Waits for the lock; `lastError` is the failure of an attempt made before queueing. */
@@ -131,7 +113,7 @@ export class LocalWaits {
         waiter.lastError === undefined ? waiter.resolve(null) : waiter.reject(unavailable(keys.name, waiter.lastError)),
       );
       if (waiter.settled) return;
-      if (!q.pumping) void this.pump(q);
+      if (!q.pumping) void pump(q, this.host, this.membership, () => this.queues.get(keys.id) === q && this.queues.delete(keys.id));
       else q.wake(); // a lingering pump picks it up at once
     });
   }
@@ -161,7 +143,7 @@ export class LocalWaits {
       waiter.resolve(this.host.grant(waiter.request, result));
     } catch (error) {
       // Read after its lease ran out (given back): the waiter tries again at once.
-      this.failedAttempt(waiter, error);
+      failedAttempt(this.host, waiter, error);
       queue?.wake();
     }
   }
@@ -193,107 +175,7 @@ export class LocalWaits {
    * to an entry lease).
    */
   leaveAll(): Promise<void> {
-    for (const queue of this.queues.values()) this.leaveList(queue);
-    return this.leaving.settled();
-  }
-
-  /** Waits for the lock on behalf of the queue's head until the queue is empty. */
-  private async pump(queue: WaitQueue): Promise<void> {
-    const { keys } = queue;
-    const host = this.host;
-    queue.pumping = true;
-    let failure: unknown;
-    try {
-      // Subscribe before the retry, so a release between the two is not missed; but a
-      // subscription that does not come (Redis unreachable) holds retries up for one
-      // command bound at most (the subscriber keeps trying on its own).
-      const me = host.store.waitingList?.id;
-      const subscribed = host.store.subscribe(keys.channel, (message) => {
-        // Someone released to every waiter, or names this client: look again.
-        if (message === 'released' || message === me) queue.wake();
-      });
-      await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
-      while (!host.closed) {
-        if (queue.idle) {
-          this.leaveList(queue);
-          await queue.sleep(LINGER);
-          if (queue.idle) break;
-          continue;
-        }
-        const head = queue.next();
-        if (!head || host.heldByOther(keys.id, head.request.owner)) {
-          // A hand-off is under way, or a local owner will hand the lock over: the
-          // release, a loss or a leaving waiter wakes us.
-          await queue.sleep(Infinity);
-          continue;
-        }
-        await this.attempt(queue, head);
-      }
-    } catch (error) {
-      failure = error;
-      host.error(error);
-    } finally {
-      queue.pumping = false;
-      this.leaveList(queue);
-      if (this.queues.get(keys.id) === queue) this.queues.delete(keys.id);
-      if (!queue.idle) {
-        // Closing: rejected once this client has left the waiting lists (Engine.close).
-        if (host.closed) await this.leaving.settled();
-        const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
-        for (const waiter of [...queue.waiters]) waiter.reject(reason);
-      }
-      await host.store.unsubscribe(keys.channel).catch(() => undefined);
-    }
-  }
-
-  /** One attempt for the head, then the sleep its outcome calls for. */
-  private async attempt(queue: WaitQueue, head: Waiter): Promise<void> {
-    const { request } = head;
-    head.claimed = true;
-    let result: Granted | Refused;
-    try {
-      result = await request.primitive.attempt(this.host.store, request.keys, request.owner, request.lease, this.host.levelsOf(request.keys.id, request.owner), this.host.timeoutFor(request.lease), true);
-    } catch (error) {
-      head.claimed = false;
-      if (head.settled) return;
-      this.failedAttempt(head, error);
-      await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
-      return;
-    }
-    head.claimed = false;
-    const list = this.host.store.waitingList;
-    // A grant took this client off the list; a refusal put it on (or kept its place).
-    queue.listed = list !== undefined && !result.granted;
-    if (result.granted) {
-      if (head.settled) return this.host.giveBack(request);
-      try {
-        head.resolve(this.host.grant(request, result));
-      } catch (error) {
-        // Read after its lease ran out (given back): a failed attempt like any other.
-        this.failedAttempt(head, error);
-        await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
-      }
-      return;
-    }
-    if (head.settled) return;
-    head.failures = 0;
-    head.lastError = undefined;
-    await queue.sleep(Math.min(retryIn(result, list?.entryLease), request.deadline - now()));
-  }
-
-  /** An attempt of the waiter's failed: the wait goes on, and ends with this error if it is the last. */
-  private failedAttempt(waiter: Waiter, error: unknown): void {
-    waiter.failures += 1;
-    waiter.lastError = error;
-    this.host.failed(waiter.request, error, waiter.failures);
-  }
-
-  /** Takes this client off the key's waiting list (none of its waiters waits any longer). */
-  private leaveList(queue: WaitQueue): void {
-    const list = this.host.store.waitingList;
-    if (!queue.listed || !list) return;
-    queue.listed = false;
-    // Closing, the connection may be gone first: the entry then expires with its lease.
-    this.leaving.track(list.leave(queue.keys, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error)));
+    for (const queue of this.queues.values()) this.membership.leave(queue);
+    return this.membership.settled();
   }
 }

@@ -1,0 +1,109 @@
+import { LockError } from '../errors/LockError.js';
+import type { Granted, Refused } from '../store/types.js';
+import { backoff, retryIn, within } from './backoff.js';
+import type { ListMembership } from './list-membership.js';
+import type { WaitHost } from './request.js';
+import type { WaitQueue, Waiter } from './wait-queue.js';
+
+const now = () => performance.now();
+
+/**
+ * How long a key's subscription outlives its last local waiter: a busy lock's next
+ * waiter usually comes within it, and re-subscribing costs two round trips a wait.
+ */
+const LINGER = 200;
+
+/**
+ * The one loop per key that waits on behalf of the queue's head until the queue is
+ * idle: subscribed to the lock's channel, it retries on a release
+ * message, when the holder's TTL runs out, or after a backoff when an attempt failed.
+ * `ended` runs when it stops (the queue is dropped then).
+ */
+export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMembership, ended: () => void): Promise<void> {
+  const { keys } = queue;
+  queue.pumping = true;
+  let failure: unknown;
+  try {
+    // Subscribe before the retry, so a release between the two is not missed; but a
+    // subscription that does not come (Redis unreachable) holds retries up for one
+    // command bound at most (the subscriber keeps trying on its own).
+    const me = host.store.waitingList?.id;
+    const subscribed = host.store.subscribe(keys.channel, (message) => {
+      // Someone released to every waiter, or names this client: look again.
+      if (message === 'released' || message === me) queue.wake();
+    });
+    await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
+    while (!host.closed) {
+      if (queue.idle) {
+        membership.leave(queue);
+        await queue.sleep(LINGER);
+        if (queue.idle) break;
+        continue;
+      }
+      const head = queue.next();
+      if (!head || host.heldByOther(keys.id, head.request.owner)) {
+        // A hand-off is under way, or a local owner will hand the lock over: the
+        // release, a loss or a leaving waiter wakes us.
+        await queue.sleep(Infinity);
+        continue;
+      }
+      await attempt(queue, head, host);
+    }
+  } catch (error) {
+    failure = error;
+    host.error(error);
+  } finally {
+    queue.pumping = false;
+    membership.leave(queue);
+    ended();
+    if (!queue.idle) {
+      // Closing: rejected once this client has left the waiting lists (Engine.close).
+      if (host.closed) await membership.settled();
+      const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
+      for (const waiter of [...queue.waiters]) waiter.reject(reason);
+    }
+    await host.store.unsubscribe(keys.channel).catch(() => undefined);
+  }
+}
+
+/** One attempt for the head, then the sleep its outcome calls for. */
+async function attempt(queue: WaitQueue, head: Waiter, host: WaitHost): Promise<void> {
+  const { request } = head;
+  const list = host.store.waitingList;
+  head.claimed = true;
+  let result: Granted | Refused;
+  try {
+    result = await request.primitive.attempt(host.store, request.keys, request.owner, request.lease, host.levelsOf(request.keys.id, request.owner), host.timeoutFor(request.lease), true);
+  } catch (error) {
+    head.claimed = false;
+    if (head.settled) return;
+    failedAttempt(host, head, error);
+    await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
+    return;
+  }
+  head.claimed = false;
+  // A grant took this client off the list; a refusal put it on (or kept its place).
+  queue.listed = list !== undefined && !result.granted;
+  if (result.granted) {
+    if (head.settled) return host.giveBack(request);
+    try {
+      head.resolve(host.grant(request, result));
+    } catch (error) {
+      // Read after its lease ran out (given back): a failed attempt like any other.
+      failedAttempt(host, head, error);
+      await queue.sleep(Math.min(backoff(head.failures), request.deadline - now()));
+    }
+    return;
+  }
+  if (head.settled) return;
+  head.failures = 0;
+  head.lastError = undefined;
+  await queue.sleep(Math.min(retryIn(result, list?.entryLease), request.deadline - now()));
+}
+
+/** An attempt of the waiter's failed: the wait goes on, and ends with this error if it is the last. */
+export function failedAttempt(host: WaitHost, waiter: Waiter, error: unknown): void {
+  waiter.failures += 1;
+  waiter.lastError = error;
+  host.failed(waiter.request, error, waiter.failures);
+}
