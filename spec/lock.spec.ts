@@ -269,6 +269,38 @@ describe('waiting', () => {
     expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.1);
   });
 
+  it('keeps its subscription while it releases and locks again under contention, instead of one per section', async () => {
+    const other = new LockClient(conn);
+    const lockName = name();
+    const subscribeCalls = async () => {
+      const stats = await redis.info('commandstats');
+      return ['subscribe', 'ssubscribe'].reduce((sum, verb) => sum + Number(new RegExp(`cmdstat_${verb}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+    };
+    const before = await subscribeCalls();
+    const sections = [0, 0];
+    const until = performance.now() + 5_000;
+    try {
+      await Promise.all(
+        [locks, other].map(async (client, i) => {
+          const lock = client.getLock(lockName);
+          while (Math.min(...sections) < 30 && performance.now() < until) {
+            await lock.lock();
+            sections[i] += 1;
+            await new Promise((resolve) => setImmediate(resolve));
+            await lock.unlock();
+          }
+        }),
+      );
+    } finally {
+      await other.close();
+    }
+    expect(Math.min(...sections)).toBeGreaterThanOrEqual(30);
+    // A waiting client subscribes once and stays subscribed while it keeps coming back
+    // (LINGER after its last waiter). Its own release used to end that at once: an
+    // unsubscribe and a subscribe around most sections (10 and 18 in two runs).
+    expect((await subscribeCalls()) - before).toBeLessThanOrEqual(4);
+  });
+
   it("keeps other clients' waiters on the waiting list for its entry lease, asking again three times per lease, not in a loop", async () => {
     const holder = new LockClient(conn);
     const waiters = [new LockClient(conn), new LockClient(conn)];

@@ -10,12 +10,13 @@ const now = () => performance.now();
 /**
  * How long a key's subscription outlives its last local waiter: a busy lock's next
  * waiter usually comes within it, and re-subscribing costs two round trips a wait.
+ * Only time ends it: the holder's own release, right before its next lock(), wakes it.
  */
 const LINGER = 200;
 
 /**
- * The one loop per key that waits on behalf of the queue's head until the queue is
- * idle: subscribed to the lock's channel, it retries on a release
+ * The one loop per key that waits on behalf of the queue's head until the queue has
+ * been idle for LINGER: subscribed to the lock's channel, it retries on a release
  * message, when the holder's TTL runs out, or after a backoff when an attempt failed.
  * `ended` runs when it stops (the queue is dropped then).
  */
@@ -33,13 +34,17 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
       if (message === 'released' || message === me) queue.wake();
     });
     await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
+    let lingerEnd: number | undefined;
     while (!host.closed) {
       if (queue.idle) {
         membership.leave(queue);
-        await queue.sleep(LINGER);
-        if (queue.idle) break;
+        lingerEnd ??= now() + LINGER;
+        const left = lingerEnd - now();
+        if (left <= 0) break;
+        await queue.sleep(left);
         continue;
       }
+      lingerEnd = undefined;
       const head = queue.next();
       if (!head || host.heldByOther(keys.id, head.request.owner)) {
         // A hand-off is under way, or a local owner will hand the lock over: the
