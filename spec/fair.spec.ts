@@ -196,3 +196,32 @@ it('serves local waiters of one client in order too', async () => {
   await Promise.all(waiters);
   expect(order).toEqual([0, 1, 2, 3, 4]);
 });
+
+it('keeps its subscription while two clients take turns, and drops it once nobody waits', async () => {
+  const lockName = name();
+  const calls = async (verbs: string[]) => {
+    const stats = await redis.info('commandstats');
+    return verbs.reduce((sum, verb) => sum + Number(new RegExp(`cmdstat_${verb}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+  };
+  const subscribes = () => calls(['subscribe', 'ssubscribe']);
+  const before = await subscribes();
+  const sections = [0, 0];
+  const until = performance.now() + 5_000;
+  await Promise.all(
+    [client(), client()].map(async (locks, i) => {
+      const lock = locks.getFairLock(lockName);
+      while (Math.min(...sections) < 30 && performance.now() < until) {
+        await lock.lock();
+        sections[i] += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+        await lock.unlock();
+      }
+    }),
+  );
+  expect(Math.min(...sections)).toBeGreaterThanOrEqual(30);
+  // Each client subscribes once: a waiter that comes back within the linger (200 ms) is
+  // subscribed before its first attempt. Without the linger, a subscribe and an
+  // unsubscribe around nearly every waited section.
+  expect((await subscribes()) - before).toBeLessThanOrEqual(4);
+  await waitFor(async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1]) === 0, { timeout: 2_000, message: 'subscription dropped after the linger' });
+});

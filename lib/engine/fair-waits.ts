@@ -10,10 +10,20 @@ import { Bell } from './wait-queue.js';
 
 const now = () => performance.now();
 
+/**
+ * How long a key's fair subscription outlives its last waiter in this client: a waiter
+ * that comes back within it (a client re-locking a busy lock) is subscribed before its
+ * first attempt, so a refusal needs no second one, and no subscribe/unsubscribe pair.
+ */
+const LINGER = 200;
+
 /** This client's fair waiters of one key: their owner ids -> wake-ups, behind one subscription. */
 interface Watchers {
   readonly owners: Map<string, Set<() => void>>;
   readonly ready: Promise<void>;
+  readonly channel: string;
+  /** Set while nobody waits: the subscription is dropped when it fires. */
+  linger?: NodeJS.Timeout;
 }
 
 /**
@@ -32,9 +42,12 @@ export class FairWaits {
     private readonly heartbeat: number,
   ) {}
 
-  /** Wakes every fair waiter (the client is closing: each then rejects). */
+  /** Wakes every fair waiter (the client is closing: each then rejects) and ends every linger. */
   wakeAll(): void {
-    for (const { owners } of this.watchers.values()) for (const wakes of owners.values()) for (const wake of wakes) wake();
+    for (const [id, entry] of this.watchers) {
+      for (const wakes of entry.owners.values()) for (const wake of wakes) wake();
+      if (entry.linger) this.drop(id, entry);
+    }
   }
 
   async wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
@@ -53,6 +66,9 @@ export class FairWaits {
     let failures = lastError === undefined ? 0 : 1;
     let attempted = false;
     try {
+      // Subscribed already (another waiter, or a linger): watched before the first
+      // attempt, which then needs no second one after a refusal.
+      if (this.watchers.has(keys.id)) unwatch = await this.watch(keys, owner, ring);
       for (;;) {
         if (host.closed) throw new LockError('client closed');
         signal?.throwIfAborted();
@@ -83,8 +99,8 @@ export class FairWaits {
         }
         failures = 0;
         lastError = undefined;
+        host.blocked(request);
         if (!unwatch) {
-          host.blocked(request);
           // Subscribed before the retry: a release between the two is not missed.
           // Uncontended, the first attempt was the only round trip.
           unwatch = await this.watch(keys, owner, ring);
@@ -111,8 +127,10 @@ export class FairWaits {
         if (next === '*') for (const wakes of owners.values()) for (const w of wakes) w();
         else for (const w of owners.get(next) ?? []) w();
       });
-      this.watchers.set(keys.id, (entry = { owners, ready }));
+      this.watchers.set(keys.id, (entry = { owners, ready, channel: keys.fairChannel }));
     }
+    clearTimeout(entry.linger);
+    entry.linger = undefined;
     const { owners, ready } = entry;
     let wakes = owners.get(owner);
     if (!wakes) owners.set(owner, (wakes = new Set()));
@@ -122,10 +140,18 @@ export class FairWaits {
     return () => {
       wakes.delete(wake);
       if (wakes.size === 0) owners.delete(owner);
-      if (owners.size === 0 && this.watchers.get(keys.id) === mine) {
-        this.watchers.delete(keys.id);
-        this.host.store.unsubscribe(keys.fairChannel).catch(() => undefined);
-      }
+      if (owners.size > 0 || this.watchers.get(keys.id) !== mine) return;
+      if (this.host.closed) this.drop(keys.id, mine);
+      else mine.linger = setTimeout(() => this.drop(keys.id, mine), LINGER);
     };
+  }
+
+  /** Drops a key's subscription nobody waits on. */
+  private drop(id: string, entry: Watchers): void {
+    clearTimeout(entry.linger);
+    entry.linger = undefined;
+    if (entry.owners.size > 0 || this.watchers.get(id) !== entry) return;
+    this.watchers.delete(id);
+    this.host.store.unsubscribe(entry.channel).catch(() => undefined);
   }
 }
