@@ -301,6 +301,28 @@ describe('waiting', () => {
     expect((await subscribeCalls()) - before).toBeLessThanOrEqual(4);
   });
 
+  it('leaves no subscription on the server once close() resolves, though the key was subscribed until then', async () => {
+    const other = new LockClient(conn);
+    const lockName = name();
+    const numsub = async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1]);
+    try {
+      const holder = other.getLock(lockName);
+      await holder.lock();
+      const waiter = locks.getLock(lockName);
+      const waited = waiter.lock().then(() => waiter.unlock());
+      await waitFor(async () => (await numsub()) === 1, { message: 'the waiter subscribed' });
+      await holder.unlock();
+      await waited;
+      // The waiter's pump lingers subscribed now; close() drops that on the server
+      // before it resolves (closing the socket alone drops it a moment later).
+      expect(await numsub()).toBe(1);
+      await locks.close();
+      expect(await numsub()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("keeps other clients' waiters on the waiting list for its entry lease, asking again three times per lease, not in a loop", async () => {
     const holder = new LockClient(conn);
     const waiters = [new LockClient(conn), new LockClient(conn)];

@@ -4,16 +4,28 @@ import { withTimeout } from '../../util/timeout.js';
 type Listener = (message: string) => void;
 
 /**
+ * How long close() may spend dropping live subscriptions on the server before it closes
+ * the connection anyway (a stalled server; a server known to be down is not asked).
+ */
+const CLOSE_BOUND = 1_000;
+
+/**
  * One pub/sub connection per master, opened on the first wait and duplicated from
  * the user's connection. Channels are subscribed while someone waits on them and
  * dropped when the last waiter leaves; operations on one channel run in order, so a
- * quick subscribe/unsubscribe/subscribe ends subscribed.
+ * quick subscribe/unsubscribe/subscribe ends subscribed. close() drops what is still
+ * subscribed before it closes the connection: once it resolves, the server holds no
+ * subscription of this client (closing the socket drops them too, but a moment later,
+ * and through a stalled network not at all).
  */
 export class Subscriber {
   private connection: PubSubPort | undefined;
   private sharded = false;
   private readonly listeners = new Map<string, Listener>();
   private readonly queues = new Map<string, Promise<boolean>>();
+  /** Channels the server confirmed and that were not unsubscribed since. */
+  private readonly live = new Set<string>();
+  private closing = false;
   private closed = false;
 
   constructor(private readonly source: RedisClientPort) {}
@@ -22,7 +34,9 @@ export class Subscriber {
   subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
     this.listeners.set(channel, listener);
     return this.enqueue(channel, timeout, async (c) => {
-      if (this.listeners.has(channel)) await this.command(c, 'subscribe', channel);
+      if (!this.listeners.has(channel) || this.closing) return;
+      await this.command(c, 'subscribe', channel);
+      this.live.add(channel);
     }).then((ok) => {
       // Refused or timed out: waiters fall back to the lock's TTL meanwhile, but a later
       // try must not be left to chance (nothing else would subscribe this channel again).
@@ -37,7 +51,9 @@ export class Subscriber {
   async unsubscribe(channel: string, timeout: number): Promise<void> {
     this.listeners.delete(channel);
     await this.enqueue(channel, timeout, async (c) => {
-      if (!this.listeners.has(channel)) await this.command(c, 'unsubscribe', channel);
+      if (this.listeners.has(channel)) return;
+      await this.command(c, 'unsubscribe', channel);
+      this.live.delete(channel);
     });
   }
 
@@ -46,9 +62,17 @@ export class Subscriber {
   }
 
   async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const c = this.connection;
+    if (c && !this.source.down) {
+      // Operations under way first (each bounded), then what is still subscribed.
+      const dropped = Promise.all(this.queues.values()).then(() => Promise.all([...this.live].map((channel) => this.command(c, 'unsubscribe', channel))));
+      await withTimeout(dropped, CLOSE_BOUND, 'pub/sub close').catch(() => undefined);
+    }
     this.closed = true;
     this.listeners.clear();
-    const c = this.connection;
+    this.live.clear();
     this.connection = undefined;
     // Closed at once, not by QUIT: a dead server must not hold close() up.
     c?.close();
