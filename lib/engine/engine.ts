@@ -36,6 +36,8 @@ export class Engine implements WaitHost, HoldListener {
   private readonly local: LocalWaits;
   private readonly fair: FairWaits;
   private isClosed = false;
+  private startRejecting: () => void = () => undefined;
+  readonly rejectingWaits = new Promise<void>((resolve) => (this.startRejecting = resolve));
   /** Waits begun while a probe was attached (followedWait): only these report to probes. */
   private readonly followed = new Set<AcquireRequest>();
 
@@ -197,14 +199,17 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   /**
-   * Stops renewing, leaves the waiting lists, then rejects pending waits (last, so that a
-   * caller who awaits close() before handling its waits' rejections handles them in
-   * time); the store closes after.
+   * Stops renewing, leaves the waiting lists, drops the subscriptions, then rejects
+   * pending waits (last, so that a caller who awaits close() before handling its waits'
+   * rejections handles them in time; waits that notice the close earlier wait for
+   * rejectingWaits); the store closes after.
    */
   async close(): Promise<void> {
     this.isClosed = true;
     this.watchdog.stop();
     await this.local.leaveAll();
+    await this.store.dropSubscriptions();
+    this.startRejecting();
     this.local.rejectAll(new LockError('client closed'));
     this.fair.wakeAll();
   }

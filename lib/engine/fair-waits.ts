@@ -70,7 +70,11 @@ export class FairWaits {
       // attempt, which then needs no second one after a refusal.
       if (this.watchers.has(keys.id)) unwatch = await this.watch(keys, owner, ring);
       for (;;) {
-        if (host.closed) throw new LockError('client closed');
+        if (host.closed) {
+          // Rejected when the client's close() rejects waits (see WaitHost.rejectingWaits).
+          await host.rejectingWaits;
+          throw new LockError('client closed');
+        }
         signal?.throwIfAborted();
         // The wait ends with its last outcome: held by another owner (null), or the failure.
         if (attempted && deadline - now() <= 0) {

@@ -62,8 +62,9 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     membership.leave(queue);
     ended();
     if (!queue.idle) {
-      // Closing: rejected once this client has left the waiting lists (Engine.close).
-      if (host.closed) await membership.settled();
+      // Closing: rejected once this client has left the waiting lists and dropped its
+      // subscriptions (Engine.close).
+      if (host.closed) await host.rejectingWaits;
       const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
       for (const waiter of [...queue.waiters]) waiter.reject(reason);
     }

@@ -22,6 +22,12 @@ export interface AcquireRequest {
 export interface WaitHost {
   readonly store: Store;
   readonly closed: boolean;
+  /**
+   * Resolves once a closing client has left the waiting lists and dropped its
+   * subscriptions: only then are pending waits rejected, so that a caller who awaits
+   * close() before handling them is in time.
+   */
+  readonly rejectingWaits: Promise<void>;
   /** Bound of one Redis call about a lock with this lease. */
   timeoutFor(lease: number): number;
   /** Levels owner holds of the lock at key as far as this client knows (0 for none). */

@@ -184,5 +184,11 @@ export interface Store {
   /** Subscribe `listener` to a channel on every master; resolves once subscribed (or given up on, bounded). */
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
+  /**
+   * Unsubscribes, on the server, whatever this client is still subscribed to, and takes
+   * no new subscription (bounded; skipped on a master known to be down). The client's
+   * close() calls it before rejecting pending waits, then close().
+   */
+  dropSubscriptions(): Promise<void>;
   close(): Promise<void>;
 }

@@ -244,6 +244,10 @@ export class MasterStore implements Store {
     return this.subscriber.unsubscribe(channel, 2_000);
   }
 
+  dropSubscriptions(): Promise<void> {
+    return this.subscriber.drop();
+  }
+
   private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
     const sentAt = now();
     const keys = [k.key, k.fence, k.queue, k.deadlines];

@@ -4,8 +4,8 @@ import { withTimeout } from '../../util/timeout.js';
 type Listener = (message: string) => void;
 
 /**
- * How long close() may spend dropping live subscriptions on the server before it closes
- * the connection anyway (a stalled server; a server known to be down is not asked).
+ * How long drop() may spend unsubscribing on the server before close() closes the
+ * connection anyway (a stalled server; a server known to be down is not asked).
  */
 const CLOSE_BOUND = 1_000;
 
@@ -13,10 +13,10 @@ const CLOSE_BOUND = 1_000;
  * One pub/sub connection per master, opened on the first wait and duplicated from
  * the user's connection. Channels are subscribed while someone waits on them and
  * dropped when the last waiter leaves; operations on one channel run in order, so a
- * quick subscribe/unsubscribe/subscribe ends subscribed. close() drops what is still
- * subscribed before it closes the connection: once it resolves, the server holds no
- * subscription of this client (closing the socket drops them too, but a moment later,
- * and through a stalled network not at all).
+ * quick subscribe/unsubscribe/subscribe ends subscribed. drop() unsubscribes what is
+ * still subscribed, before close() closes the connection: once it resolves, the server
+ * holds no subscription of this client (closing the socket drops them too, but a
+ * moment later, and through a stalled network not at all).
  */
 export class Subscriber {
   private connection: PubSubPort | undefined;
@@ -61,18 +61,28 @@ export class Subscriber {
     return this.listeners.size;
   }
 
-  async close(): Promise<void> {
+  /** Takes no new subscription and unsubscribes what the server still has (bounded by CLOSE_BOUND). */
+  async drop(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     const c = this.connection;
-    if (c && !this.source.down) {
-      // Operations under way first (each bounded), then what is still subscribed.
-      const dropped = Promise.all(this.queues.values()).then(() => Promise.all([...this.live].map((channel) => this.command(c, 'unsubscribe', channel))));
-      await withTimeout(dropped, CLOSE_BOUND, 'pub/sub close').catch(() => undefined);
-    }
+    if (!c || this.source.down) return;
+    // Operations under way first (each bounded), then what is still subscribed.
+    const dropped = Promise.all(this.queues.values()).then(() =>
+      Promise.all([...this.live].map(async (channel) => {
+        await this.command(c, 'unsubscribe', channel);
+        this.live.delete(channel);
+      })),
+    );
+    await withTimeout(dropped, CLOSE_BOUND, 'pub/sub close').catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
     this.closed = true;
     this.listeners.clear();
     this.live.clear();
+    const c = this.connection;
     this.connection = undefined;
     // Closed at once, not by QUIT: a dead server must not hold close() up.
     c?.close();

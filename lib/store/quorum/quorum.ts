@@ -285,6 +285,10 @@ export class QuorumStore implements Store {
     await Promise.all(this.masters.map((m) => m.unsubscribe(channel)));
   }
 
+  async dropSubscriptions(): Promise<void> {
+    await Promise.all(this.masters.map((m) => m.dropSubscriptions()));
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.masters.map((m) => m.close()));
   }
