@@ -174,7 +174,12 @@ it('read-write: readers share, an edit writes alone with a rising token, then re
     // Downgraded: a plain read gets in while the edit still indexes.
     index: async () => {
       editsAtOnce = Math.max(editsAtOnce, ++editing);
-      readDuringIndex ||= (await Promise.race([docs.read('7').then(() => true), new Promise((r) => setTimeout(() => r(false), 2_000))])) === true;
+      // Bounded, and the bound's timer cleared: a pending 2 s timer kept the jest worker
+      // from exiting when this file ran last in it.
+      let bound: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((r) => (bound = setTimeout(() => r(false), 2_000)));
+      readDuringIndex ||= await Promise.race([docs.read('7').then(() => true as const), timedOut]);
+      clearTimeout(bound);
       editing -= 1;
     },
   };
