@@ -246,10 +246,11 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Stops the watchdog (held locks expire at the end of their lease), rejects pending
-   * waits with a LockError, takes this client off the locks' waiting lists, drops
-   * subscriptions and closes the pub/sub connection it opened (each step bounded by a
-   * command timeout). The user's connections stay open: close them after. Afterwards getLock
+   * Stops the watchdog (held locks expire at the end of their lease), takes this client
+   * off the locks' waiting lists (each leave bounded by a command timeout), drops its
+   * subscriptions on the server (bounded by 1 s; not asked when the server is down),
+   * rejects pending waits with a LockError, and closes the pub/sub connection it opened.
+   * The user's connections stay open: close them after. Afterwards getLock
    * throws, and the handles' calls reject, with a LockError. Calling it again returns
    * the same promise; it does not reject.
    *
