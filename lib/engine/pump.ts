@@ -10,7 +10,8 @@ const now = () => performance.now();
 /**
  * How long a key's subscription outlives its last local waiter: a busy lock's next
  * waiter usually comes within it, and re-subscribing costs two round trips a wait.
- * Only time ends it: the holder's own release, right before its next lock(), wakes it.
+ * Only time ends it: a wake while the queue is idle (the client's own release, right
+ * before its next lock(), is one) leaves it lingering.
  */
 const LINGER = 200;
 
