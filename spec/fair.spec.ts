@@ -4,6 +4,8 @@ import Redis from 'ioredis';
 import { LockClient, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
+import { commandCalls } from './helpers/command-stats';
+import { takeTurns } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The fair lock: granted strictly in request order across processes, dead waiters
@@ -199,29 +201,12 @@ it('serves local waiters of one client in order too', async () => {
 
 it('keeps its subscription while two clients take turns, and drops it once nobody waits', async () => {
   const lockName = name();
-  const calls = async (verbs: string[]) => {
-    const stats = await redis.info('commandstats');
-    return verbs.reduce((sum, verb) => sum + Number(new RegExp(`cmdstat_${verb}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
-  };
-  const subscribes = () => calls(['subscribe', 'ssubscribe']);
-  const before = await subscribes();
-  const sections = [0, 0];
-  const until = performance.now() + 5_000;
-  await Promise.all(
-    [client(), client()].map(async (locks, i) => {
-      const lock = locks.getFairLock(lockName);
-      while (Math.min(...sections) < 30 && performance.now() < until) {
-        await lock.lock();
-        sections[i] += 1;
-        await new Promise((resolve) => setImmediate(resolve));
-        await lock.unlock();
-      }
-    }),
-  );
+  const before = await commandCalls(redis, 'subscribe', 'ssubscribe');
+  const sections = await takeTurns([client(), client()].map((locks) => locks.getFairLock(lockName)), 30);
   expect(Math.min(...sections)).toBeGreaterThanOrEqual(30);
   // Each client subscribes once: a waiter that comes back within the linger (200 ms) is
   // subscribed before its first attempt. Without the linger, a subscribe and an
   // unsubscribe around nearly every waited section.
-  expect((await subscribes()) - before).toBeLessThanOrEqual(4);
+  expect((await commandCalls(redis, 'subscribe', 'ssubscribe')) - before).toBeLessThanOrEqual(4);
   await waitFor(async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1]) === 0, { timeout: 2_000, message: 'subscription dropped after the linger' });
 });

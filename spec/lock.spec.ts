@@ -2,7 +2,8 @@ import Redis from 'ioredis';
 import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
-import { contend } from './helpers/contention';
+import { commandCalls } from './helpers/command-stats';
+import { contend, takeTurns } from './helpers/contention';
 import { waitFor } from './helpers/wait';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
@@ -272,25 +273,10 @@ describe('waiting', () => {
   it('keeps its subscription while it releases and locks again under contention, instead of one per section', async () => {
     const other = new LockClient(conn);
     const lockName = name();
-    const subscribeCalls = async () => {
-      const stats = await redis.info('commandstats');
-      return ['subscribe', 'ssubscribe'].reduce((sum, verb) => sum + Number(new RegExp(`cmdstat_${verb}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
-    };
-    const before = await subscribeCalls();
-    const sections = [0, 0];
-    const until = performance.now() + 5_000;
+    const before = await commandCalls(redis, 'subscribe', 'ssubscribe');
+    let sections: number[];
     try {
-      await Promise.all(
-        [locks, other].map(async (client, i) => {
-          const lock = client.getLock(lockName);
-          while (Math.min(...sections) < 30 && performance.now() < until) {
-            await lock.lock();
-            sections[i] += 1;
-            await new Promise((resolve) => setImmediate(resolve));
-            await lock.unlock();
-          }
-        }),
-      );
+      sections = await takeTurns([locks, other].map((client) => client.getLock(lockName)), 30);
     } finally {
       await other.close();
     }
@@ -298,7 +284,7 @@ describe('waiting', () => {
     // A waiting client subscribes once and stays subscribed while it keeps coming back
     // (LINGER after its last waiter). Its own release used to end that at once: an
     // unsubscribe and a subscribe around most sections (10 and 18 in two runs).
-    expect((await subscribeCalls()) - before).toBeLessThanOrEqual(4);
+    expect((await commandCalls(redis, 'subscribe', 'ssubscribe')) - before).toBeLessThanOrEqual(4);
   });
 
   it('leaves no subscription on the server once close() resolves, though the key was subscribed until then', async () => {
@@ -327,7 +313,7 @@ describe('waiting', () => {
     const holder = new LockClient(conn);
     const waiters = [new LockClient(conn), new LockClient(conn)];
     const lockName = name();
-    const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const evalshaCalls = () => commandCalls(redis, 'evalsha');
     const held = holder.getLock(lockName);
     try {
       await held.lock(20_000);

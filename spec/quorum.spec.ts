@@ -7,6 +7,7 @@ import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
 import { TcpProxy } from './helpers/proxy';
 import { restore as restoreScript } from '../lib/store/scripts/maintain';
+import { commandCalls } from './helpers/command-stats';
 
 // Quorum mode over 5 independent masters: majorities, votes, fencing across
 // restarts, outages of a minority and of a majority. The locks' connections
@@ -118,7 +119,7 @@ it('does not spin when its own given-back grants publish: a waiter wakes for rel
   // The holder's hold rests on masters 1-3 (0 and 4 lost it, e.g. restarted): a waiter
   // is granted 0 and 4, gives them back (which publishes "released" there), and retries.
   await Promise.all([conns[0], conns[4]].map((c) => c.del(key(lockName))));
-  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await conns[1].info('commandstats'))?.[1] ?? 0);
+  const calls = () => commandCalls(conns[1], 'evalsha');
   const before = await calls();
   const started = performance.now();
   expect(await client().getLock(lockName).tryLock(1_000)).toBe(false);

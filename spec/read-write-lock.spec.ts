@@ -5,6 +5,7 @@ import { LockClient, LockError, LockLostError, type Connection, type LostEvent }
 import { startServer, startMasters, type RedisServer } from '../scripts/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor } from './helpers/wait';
+import { commandCalls } from './helpers/command-stats';
 
 // getReadWriteLock on one master: readers share, a writer excludes, reentrancy and
 // downgrade per scope, upgrade refused before anything is sent, writers not starved,
@@ -35,9 +36,8 @@ async function leftovers(lockName: string): Promise<string[]> {
 }
 
 /** EVALSHA/EVAL calls the server has run so far (what a refused call must not add to). */
-async function scriptCalls(): Promise<number> {
-  const info = await redis.info('commandstats');
-  return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+function scriptCalls(): Promise<number> {
+  return commandCalls(redis, 'evalsha', 'eval');
 }
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@ import { LockClient, type ClientOptions, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { nextEvent, waitFor } from './helpers/wait';
+import { commandCalls } from './helpers/command-stats';
 
 // Replies lost with the connection. ioredis resends a command whose reply never came
 // once it reconnects (autoResendUnfulfilledCommands, on by default), so a script can run
@@ -104,7 +105,7 @@ async function replyLost<T>(call: () => Promise<T>, ran: () => Promise<boolean>)
 const owners = async (lockName: string) => admin.hgetall(key(lockName));
 const levels = async (lockName: string) => Object.values(await owners(lockName)).map(Number);
 
-const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+const evalshaCalls = () => commandCalls(admin, 'evalsha');
 
 function fresh(fair = false): Lock {
   const lockName = `resend-${++n}`;

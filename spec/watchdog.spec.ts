@@ -6,6 +6,7 @@ import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor } from './helpers/wait';
+import { commandCalls } from './helpers/command-stats';
 
 // The watchdog keeps a hold without a lease alive for as long as it is held, and a
 // hold that can no longer be renewed is reported lost no later than its lease end.
@@ -125,11 +126,7 @@ describe('renewal', () => {
   });
 });
 
-async function evalshaCalls(): Promise<number> {
-  const info = await redis.info('commandstats');
-  const m = /cmdstat_evalsha:calls=(\d+)/.exec(info);
-  return m ? Number(m[1]) : 0;
-}
+const evalshaCalls = () => commandCalls(redis, 'evalsha');
 
 describe('loss detection', () => {
   it('outside every scope, unlock() after a lease ran out and the lock was taken again releases the live hold first', async () => {

@@ -1,4 +1,5 @@
-import type { LockKeys, WaitingList } from '../store/types.js';
+import type { LockKeys } from '../store/types.js';
+import type { WaitHost } from './request.js';
 
 /**
  * Keys whose last release by this client woke nobody (a waiting client's turn is still
@@ -10,11 +11,7 @@ export class DeferredWakes {
   private readonly unwoken = new Map<string, LockKeys>();
   private scheduled = false;
 
-  constructor(
-    private readonly list: () => WaitingList | undefined,
-    private readonly timeout: (entryLease: number) => number,
-    private readonly failed: (error: unknown) => void,
-  ) {}
+  constructor(private readonly host: WaitHost) {}
 
   /** This client goes for the lock at key: the deferred wake-up is not needed. */
   cancel(key: string): void {
@@ -23,7 +20,7 @@ export class DeferredWakes {
 
   /** A release woke nobody: unless this client takes the lock again at once, wake the list's head. */
   defer(keys: LockKeys): void {
-    const list = this.list();
+    const list = this.host.store.waitingList;
     if (!list) return;
     this.unwoken.set(keys.id, keys);
     if (this.scheduled) return;
@@ -32,7 +29,7 @@ export class DeferredWakes {
     // within the same microtask queue).
     setImmediate(() => {
       this.scheduled = false;
-      for (const k of this.unwoken.values()) list.wake(k, this.timeout(list.entryLease)).catch(this.failed);
+      for (const k of this.unwoken.values()) list.wake(k, this.host.timeoutFor(list.entryLease)).catch((error: unknown) => this.host.closed || this.host.error(error));
       this.unwoken.clear();
     });
   }

@@ -39,11 +39,7 @@ export class LocalWaits {
   constructor(private readonly host: WaitHost) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
     this.membership = new ListMembership(host);
-    this.deferredWakes = new DeferredWakes(
-      () => host.store.waitingList,
-      (lease) => host.timeoutFor(lease),
-      (error) => host.closed || host.error(error),
-    );
+    this.deferredWakes = new DeferredWakes(host);
   }
 
   /**

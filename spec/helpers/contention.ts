@@ -41,3 +41,25 @@ export async function wakeDelay(holder: Lock, waiter: Lock, subscribed: () => Pr
   if (at === false) throw new Error('the waiter never got the lock');
   return at - releasedAt;
 }
+
+/**
+ * Each lock in its own loop takes, holds for one turn of the event loop, and releases,
+ * until every loop has had `each` sections or `withinMs` has passed. Resolves with the
+ * sections per loop. With one lock per client, every release is followed at once by
+ * that client's next lock(): a busy lock its clients keep coming back to.
+ */
+export async function takeTurns(locks: Pick<Lock, 'lock' | 'unlock'>[], each: number, withinMs = 5_000): Promise<number[]> {
+  const sections = locks.map(() => 0);
+  const until = performance.now() + withinMs;
+  await Promise.all(
+    locks.map(async (lock, i) => {
+      while (Math.min(...sections) < each && performance.now() < until) {
+        await lock.lock();
+        sections[i] += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+        await lock.unlock();
+      }
+    }),
+  );
+  return sections;
+}

@@ -51,7 +51,8 @@ export class Subscriber {
   async unsubscribe(channel: string, timeout: number): Promise<void> {
     this.listeners.delete(channel);
     await this.enqueue(channel, timeout, async (c) => {
-      if (this.listeners.has(channel)) return;
+      // Closing, drop() has unsubscribed every live channel already.
+      if (this.listeners.has(channel) || (this.closing && !this.live.has(channel))) return;
       await this.command(c, 'unsubscribe', channel);
       this.live.delete(channel);
     });
