@@ -23,17 +23,17 @@ const LINGER = 200;
  */
 export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMembership, ended: () => void): Promise<void> {
   const { keys } = queue;
+  // The lock's channel carries releases to every waiter ('released': quorum mode, a
+  // forced unlock); with a waiting list, releases that name this client come on its own.
+  const own = host.store.waitingList?.channel(keys);
   queue.pumping = true;
   let failure: unknown;
   try {
     // Subscribe before the retry, so a release between the two is not missed; but a
     // subscription that does not come (Redis unreachable) holds retries up for one
     // command bound at most (the subscriber keeps trying on its own).
-    const me = host.store.waitingList?.id;
-    const subscribed = host.store.subscribe(keys.channel, (message) => {
-      // Someone released to every waiter, or names this client: look again.
-      if (message === 'released' || message === me) queue.wake();
-    });
+    const wake = (message: string) => message === 'released' && queue.wake();
+    const subscribed = Promise.all([host.store.subscribe(keys.channel, wake), own && host.store.subscribe(own, () => queue.wake())]);
     await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
     let lingerEnd: number | undefined;
     while (!host.closed) {
@@ -69,7 +69,7 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
       const reason = host.closed ? new LockError('client closed') : new LockError(`waiting for '${keys.name}' failed`, { cause: failure, lockName: keys.name });
       for (const waiter of [...queue.waiters]) waiter.reject(reason);
     }
-    await host.store.unsubscribe(keys.channel).catch(() => undefined);
+    await Promise.all([host.store.unsubscribe(keys.channel).catch(() => undefined), own && host.store.unsubscribe(own).catch(() => undefined)]);
   }
 }
 

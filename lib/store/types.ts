@@ -78,6 +78,11 @@ export interface NextOwner {
 export interface WaitingList {
   /** This client's id on the list; release messages name it. */
   readonly id: string;
+  /**
+   * Where releases name this client: the lock's channel, ':', the id (scripts/_waiting.lua
+   * wakeClient). A message there wakes no other client's subscriber.
+   */
+  channel(keys: LockKeys): string;
   /** A live entry's deadline is moved by each retry; it must retry more often than this (ms). */
   readonly entryLease: number;
   leave(keys: LockKeys, timeout: number): Promise<void>;

@@ -94,6 +94,7 @@ export class MasterStore implements Store {
     this.waitingList = {
       id,
       entryLease: ENTRY_LEASE,
+      channel: (k) => `${k.channel}:${id}`,
       leave: (k, timeout) =>
         withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish]), timeout, 'leave the waiters of', k.name),
       wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish]), timeout, 'wake a waiter of', k.name),

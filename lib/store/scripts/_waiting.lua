@@ -1,5 +1,5 @@
 -- Shared prelude: the plain lock's list of waiting clients, so that a release wakes
--- one client (the message names it) instead of every subscriber, and turns pass
+-- one client (on that client's own channel: wakeClient) instead of every subscriber, and turns pass
 -- between clients in order. KEYS: `waiting` (sorted set client id -> when it joined,
 -- server ms: the order) and `alive` (client id -> deadline, server ms: a client whose
 -- deadline passed died and leaves at the head). A client joins when its waiting
@@ -20,6 +20,13 @@
 local TURN_MS = 50
 local ENTRY_LEASE = 3000
 local BARGE_MAX = 8
+
+-- Wakes the waiting client `client` on its own channel (the lock's channel, ':', its id:
+-- LockKeys.channel and WaitingList.channel), so that no other waiting client's
+-- subscriber reads, parses and drops the message. Returns the receivers.
+local function wakeClient(channel, client, how)
+  return notify(channel .. ':' .. client, client, how)
+end
 
 -- The server's clock in ms (fractional), never a client's.
 local function clock()
@@ -61,5 +68,5 @@ local function served(waiting, alive, entry, me, head, turn, channel, how)
   if head ~= me then return end
   redis.call('zrem', alive, '#barged')
   local nxt, since, now = headOf(waiting, alive, entry)
-  if nxt and now - since < turn then notify(channel, nxt, how) end
+  if nxt and now - since < turn then wakeClient(channel, nxt, how) end
 end

@@ -38,7 +38,7 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
     return {3, mint(fence, retention)}
   end
   redis.call('del', key)
-  if head and (theirs or head == me) then return {2, notify(channel, head, how), 0} end
+  if head and (theirs or head == me) then return {2, wakeClient(channel, head, how), 0} end
   -- A head whose turn has not come yet knows it heads the list and retries then; the
   -- releasing client wakes it sooner if it does not take the lock again at once.
   return {2, 0, head and 1 or 0}

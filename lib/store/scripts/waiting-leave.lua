@@ -2,13 +2,13 @@
 -- list (see _waiting.lua); if it headed the list, the new head is told when the lock
 -- is free or its turn is still to come (an older one is named by the next release).
 -- KEYS[1] lock hash, KEYS[2] waiting clients, KEYS[3] their deadlines.
--- ARGV[1] client id, ARGV[2] channel, ARGV[3] 'publish' or 'spublish'.
+-- ARGV[1] client id, ARGV[2] the lock's channel (see wakeClient), ARGV[3] 'publish' or 'spublish'.
 local waiting, alive, me = KEYS[2], KEYS[3], ARGV[1]
 local first = redis.call('zrange', waiting, 0, 0)[1]
 if redis.call('zrem', waiting, me) == 0 then return 0 end
 redis.call('zrem', alive, me)
 if first == me then
   local head, since, now = headOf(waiting, alive, ENTRY_LEASE)
-  if head and (redis.call('exists', KEYS[1]) == 0 or now - since < TURN_MS) then notify(ARGV[2], head, ARGV[3]) end
+  if head and (redis.call('exists', KEYS[1]) == 0 or now - since < TURN_MS) then wakeClient(ARGV[2], head, ARGV[3]) end
 end
 return 1
