@@ -17,11 +17,15 @@ const now = () => performance.now();
  */
 const LINGER = 200;
 
-/** This client's fair waiters of one key: their owner ids -> wake-ups, behind one subscription. */
+/**
+ * This client's fair waiters of one key: their owner ids -> wake-ups, behind the key's
+ * wake-up channel ('*' for every waiter) and this client's own one (messages naming one
+ * of its owners: scripts/_notify.lua wakeOwner), subscribed and dropped together.
+ */
 interface Watchers {
   readonly owners: Map<string, Set<() => void>>;
-  readonly ready: Promise<void>;
-  readonly channel: string;
+  readonly ready: Promise<unknown>;
+  readonly channels: readonly [string, string];
   /** Set while nobody waits: the subscription is dropped when it fires. */
   linger?: NodeJS.Timeout;
 }
@@ -127,11 +131,13 @@ export class FairWaits {
     let entry = this.watchers.get(keys.id);
     if (!entry) {
       const owners = new Map<string, Set<() => void>>();
-      const ready = this.host.store.subscribe(keys.fairChannel, (next) => {
+      const dispatch = (next: string) => {
         if (next === '*') for (const wakes of owners.values()) for (const w of wakes) w();
         else for (const w of owners.get(next) ?? []) w();
-      });
-      this.watchers.set(keys.id, (entry = { owners, ready, channel: keys.fairChannel }));
+      };
+      const channels = [keys.fairChannel, ownChannel(keys.fairChannel, owner)] as const;
+      const ready = Promise.all(channels.map((channel) => this.host.store.subscribe(channel, dispatch)));
+      this.watchers.set(keys.id, (entry = { owners, ready, channels }));
     }
     clearTimeout(entry.linger);
     entry.linger = undefined;
@@ -156,6 +162,15 @@ export class FairWaits {
     entry.linger = undefined;
     if (entry.owners.size > 0 || this.watchers.get(id) !== entry) return;
     this.watchers.delete(id);
-    this.host.store.unsubscribe(entry.channel).catch(() => undefined);
+    for (const channel of entry.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
   }
+}
+
+/**
+ * The channel on which releases name this client's owners: the wake-up channel, ':', and
+ * the owner id up to its last ':' (host:pid:client:, the same for every owner of a
+ * client; scripts/_notify.lua wakeOwner derives it alike).
+ */
+function ownChannel(channel: string, owner: string): string {
+  return `${channel}:${owner.slice(0, owner.lastIndexOf(':') + 1) || owner}`;
 }

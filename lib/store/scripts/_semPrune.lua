@@ -78,6 +78,6 @@ local function semWake(H, Z, Q, D, channel, how)
   for _, m in ipairs(queue) do
     used = used + semWant(m)
     if used > limit then return end
-    notify(channel, string.sub(m, string.find(m, '|', 1, true) + 1), how)
+    wakeOwner(channel, string.sub(m, string.find(m, '|', 1, true) + 1), how)
   end
 end

@@ -41,7 +41,7 @@ if redis.call('exists', lock) == 0 then
   end
   -- Free, but it is the head's turn: make sure the head knows (it may have just
   -- become head because a dead waiter before it was dropped).
-  notify(ARGV[5], head, ARGV[6])
+  wakeOwner(ARGV[5], head, ARGV[6])
 end
 
 if ARGV[4] == '1' then

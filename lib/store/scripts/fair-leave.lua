@@ -9,6 +9,6 @@ local head = redis.call('lindex', queue, 0)
 if not head then
   redis.call('del', queue, deadlines)
 elseif redis.call('exists', lock) == 0 then
-  notify(ARGV[2], head, ARGV[3])
+  wakeOwner(ARGV[2], head, ARGV[3])
 end
 return 1

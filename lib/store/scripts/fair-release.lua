@@ -22,7 +22,7 @@ end
 
 local head = redis.call('lindex', queue, 0)
 if head then
-  notify(ARGV[2], head, ARGV[3])
+  wakeOwner(ARGV[2], head, ARGV[3])
 else
   redis.call('del', queue, deadlines)
 end
