@@ -9,7 +9,6 @@ local function notify(channel, message, how)
   return redis.call('publish', channel, message)
 end
 
-
 -- Wakes the fair queue's waiter `owner` on its client's own channel: the wake-up
 -- channel, ':', and the owner id up to its last ':' (host:pid:client:, see
 -- handles/owner-id.ts; FairWaits subscribes to it), so that no other client's subscriber

@@ -1,8 +1,8 @@
 -- Shared prelude: the plain lock's list of waiting clients, so that a release wakes
--- one client (on that client's own channel: wakeClient) instead of every subscriber, and turns pass
--- between clients in order. KEYS: `waiting` (sorted set client id -> when it joined,
--- server ms: the order) and `alive` (client id -> deadline, server ms: a client whose
--- deadline passed died and leaves at the head). A client joins when its waiting
+-- one client (on that client's own channel: wakeClient) instead of every subscriber,
+-- and turns pass between clients in order. KEYS: `waiting` (sorted set client id ->
+-- when it joined, server ms: the order) and `alive` (client id -> deadline, server ms:
+-- a client whose deadline passed died and leaves at the head). A client joins when its waiting
 -- attempt is refused, keeps its place while it retries (each retry moves its
 -- deadline), and leaves when it takes the lock or stops waiting.
 -- Turns: while the head has waited less than `turn` ms, whoever comes first may take
