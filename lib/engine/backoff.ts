@@ -1,6 +1,14 @@
 import type { Refused } from '../store/types.js';
 
 /**
+ * How long a key's subscriptions outlive this client's last waiter on it (the pump and
+ * the fair waits alike): a busy lock's next waiter usually comes within it (a client
+ * re-locking at once), and finds itself subscribed before its first attempt instead of
+ * paying a subscribe and an unsubscribe round trip per wait. Only time ends it.
+ */
+export const SUBSCRIPTION_LINGER = 200;
+
+/**
  * How long a wait pauses after its n-th failed attempt (Redis unreachable, a timeout,
  * no quorum): doubling from 25 ms, capped at 1 s, with full jitter on the upper half so
  * that many clients coming back from one outage do not retry in step. A release

@@ -2,20 +2,13 @@ import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, Refused } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
-import { backoff } from './backoff.js';
+import { SUBSCRIPTION_LINGER, backoff } from './backoff.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
 import { Bell } from './wait-queue.js';
 
 const now = () => performance.now();
-
-/**
- * How long a key's fair subscription outlives its last waiter in this client: a waiter
- * that comes back within it (a client re-locking a busy lock) is subscribed before its
- * first attempt, so a refusal needs no second one, and no subscribe/unsubscribe pair.
- */
-const LINGER = 200;
 
 /**
  * This client's fair waiters of one key: their owner ids -> wake-ups, behind the key's
@@ -152,7 +145,7 @@ export class FairWaits {
       if (wakes.size === 0) owners.delete(owner);
       if (owners.size > 0 || this.watchers.get(keys.id) !== mine) return;
       if (this.host.closed) this.drop(keys.id, mine);
-      else mine.linger = setTimeout(() => this.drop(keys.id, mine), LINGER);
+      else mine.linger = setTimeout(() => this.drop(keys.id, mine), SUBSCRIPTION_LINGER);
     };
   }
 

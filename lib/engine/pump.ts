@@ -1,6 +1,6 @@
 import { LockError } from '../errors/LockError.js';
 import type { Granted, Refused } from '../store/types.js';
-import { backoff, retryIn, within } from './backoff.js';
+import { SUBSCRIPTION_LINGER, backoff, retryIn, within } from './backoff.js';
 import type { ListMembership } from './list-membership.js';
 import type { WaitHost } from './request.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
@@ -8,18 +8,12 @@ import type { WaitQueue, Waiter } from './wait-queue.js';
 const now = () => performance.now();
 
 /**
- * How long a key's subscription outlives its last local waiter: a busy lock's next
- * waiter usually comes within it, and re-subscribing costs two round trips a wait.
- * Only time ends it: a wake while the queue is idle (the client's own release, right
- * before its next lock(), is one) leaves it lingering.
- */
-const LINGER = 200;
-
-/**
  * The one loop per key that waits on behalf of the queue's head until the queue has
- * been idle for LINGER: subscribed to the lock's channel, it retries on a release
- * message, when the holder's TTL runs out, or after a backoff when an attempt failed.
- * `ended` runs when it stops (the queue is dropped then).
+ * been idle for SUBSCRIPTION_LINGER (a wake while the queue is idle, such as the
+ * client's own release right before its next lock(), does not end that): subscribed to
+ * the lock's channels, it retries on a release message, when the holder's TTL runs out,
+ * or after a backoff when an attempt failed. `ended` runs when it stops (the queue is
+ * dropped then).
  */
 export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMembership, ended: () => void): Promise<void> {
   const { keys } = queue;
@@ -39,7 +33,7 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     while (!host.closed) {
       if (queue.idle) {
         membership.leave(queue);
-        lingerEnd ??= now() + LINGER;
+        lingerEnd ??= now() + SUBSCRIPTION_LINGER;
         const left = lingerEnd - now();
         if (left <= 0) break;
         await queue.sleep(left);
