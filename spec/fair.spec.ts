@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { LockClient, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
+import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 import { takeTurns } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
@@ -197,6 +198,26 @@ it('serves local waiters of one client in order too', async () => {
   await lock.unlock();
   await Promise.all(waiters);
   expect(order).toEqual([0, 1, 2, 3, 4]);
+});
+
+it("wakes the queue's head on its client's own channel, never on the key's, which every client with a fair waiter reads", async () => {
+  const lockName = name();
+  const channels = await observeChannels(redis, `${key(lockName)}:next`);
+  try {
+    const held = client().getFairLock(lockName);
+    await held.lock();
+    const waiter = client().getFairLock(lockName);
+    const waited = waiter.lock();
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the waiter in the queue' });
+    await held.unlock();
+    await waited;
+    await waiter.unlock();
+    await channels.settled();
+    expect(channels.own).toHaveLength(1);
+    expect(channels.shared).toEqual([]);
+  } finally {
+    channels.close();
+  }
 });
 
 it('keeps its subscription while two clients take turns, and drops it once nobody waits', async () => {

@@ -2,6 +2,7 @@ import Redis from 'ioredis';
 import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
+import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
 import { waitFor } from './helpers/wait';
@@ -286,6 +287,34 @@ describe('waiting', () => {
     // its last waiter). Its own release used to end that at once: an unsubscribe and a
     // subscribe around most sections (10 and 18 calls in two runs with one channel).
     expect((await commandCalls(redis, 'subscribe', 'ssubscribe')) - before).toBeLessThanOrEqual(8);
+  });
+
+  it("wakes a waiting client on that client's own channel, never on the lock's, which every waiting client reads", async () => {
+    const holder = new LockClient(conn);
+    const lockName = name();
+    const channels = await observeChannels(redis, `${key(lockName)}:ch`);
+    try {
+      const held = holder.getLock(lockName);
+      await held.lock();
+      const waiter = locks.getLock(lockName);
+      const waited = waiter.lock();
+      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the waiter on the waiting list' });
+      // Its retry when its turn comes (50 ms, scripts/_waiting.lua) moves its deadline;
+      // from then on the release itself names it (before, the release may leave it to a
+      // deferred wake-up that its own retry can make unnecessary).
+      const deadline = async () => Number((await redis.zrevrange(`${key(lockName)}:alive`, 0, 0, 'WITHSCORES'))[1]);
+      const joined = await deadline();
+      await waitFor(async () => (await deadline()) > joined, { message: "the waiter's retry at its turn" });
+      await held.unlock();
+      await waited;
+      await waiter.unlock();
+      await channels.settled();
+      expect(channels.own).toHaveLength(1);
+      expect(channels.shared).toEqual([]);
+    } finally {
+      channels.close();
+      await holder.close();
+    }
   });
 
   it('leaves no subscription on the server once close() resolves, though the key was subscribed until then', async () => {
