@@ -125,12 +125,17 @@ it('drops a waiter killed with SIGKILL within one heartbeat lease', async () => 
 
 it('keeps a live waiter queued across many heartbeat leases', async () => {
   const lockName = name();
-  const holder = client(300).getFairLock(lockName);
+  // The waiter's heartbeat lease is its client's watchdogTimeout (300 ms); the holder's
+  // lease is longer so that a loaded machine cannot expire the holder meanwhile, and its
+  // renewals (about one a third of 1,200 ms) are the clock: 5 of them span > 3 heartbeat leases.
+  const holder = client(1_200).getFairLock(lockName);
   await holder.lock();
   const waiter = client(300).getFairLock(lockName);
-  const waiting = waiter.tryLock(5_000);
+  const waiting = waiter.tryLock(10_000);
   await waitFor(async () => (await queueLength(lockName)) === 1);
-  for (let i = 0; i < 4; i++) await nextEvent(holder, 'renewed', 1_000); // 4 renewals: > 1 heartbeat lease (a renewal may be slow under load; the bound is not the point)
+  const started = performance.now();
+  for (let i = 0; i < 5; i++) await nextEvent(holder, 'renewed', 3_000);
+  expect(performance.now() - started).toBeGreaterThan(3 * 300);
   expect(await queueLength(lockName)).toBe(1);
   await holder.unlock();
   expect(await waiting).toBe(true);
@@ -168,8 +173,8 @@ it('reenters in a scope and is renewed by the watchdog like getLock', async () =
     const outer = await lock.acquire();
     await lock.lock();
     expect(await lock.getHoldCount()).toBe(2);
-    await nextEvent(lock, 'renewed', 400);
-    await nextEvent(lock, 'renewed', 400);
+    await nextEvent(lock, 'renewed', 1_500);
+    await nextEvent(lock, 'renewed', 1_500);
     const ttl = await lock.remainTimeToLive();
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(400);
