@@ -317,6 +317,60 @@ describe('waiting', () => {
     }
   });
 
+  it('joins the waiting list with its first attempt and, subscribed already, waits for its turn instead of asking again', async () => {
+    const holder = new LockClient(conn);
+    const lockName = name();
+    const waiting = `${key(lockName)}:waiting`;
+    const alive = `${key(lockName)}:alive`;
+    try {
+      await holder.getLock(lockName).lock(20_000);
+      // A head that never asks (its entry lives a minute): the waiter below is not the
+      // head, so it has no turn to retry at, and every evalsha from here on is its own.
+      const [seconds, micros] = (await redis.time()).map(Number);
+      const ms = seconds * 1_000 + micros / 1_000;
+      await redis.zadd(waiting, ms - 10, 'ghost');
+      await redis.zadd(alive, ms + 60_000, 'ghost');
+      const waiter = locks.getLock(lockName);
+      // A first wait subscribes; its pump lingers after the wait times out.
+      expect(await waiter.tryLock(100)).toBe(false);
+      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'the timed-out waiter off the list' });
+      const before = await commandCalls(redis, 'evalsha');
+      const waited = waiter.lock();
+      await waitFor(async () => (await redis.zcard(waiting)) === 2, { message: 'the waiter on the list behind the ghost' });
+      // A window to count calls in (an entry asks again a third of its 3 s lease later):
+      // the lock() call's own attempt joined the list, and nothing follows it. Joining
+      // only with the pump's attempt, a second call came right after the first.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await commandCalls(redis, 'evalsha')) - before).toBe(1);
+      await redis.del(waiting, alive);
+      await holder.getLock(lockName).forceUnlock();
+      await waited;
+      await waiter.unlock();
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it('takes back the join of a first attempt aborted on its way', async () => {
+    const holder = new LockClient(conn);
+    const lockName = name();
+    try {
+      await holder.getLock(lockName).lock(20_000);
+      const before = await commandCalls(redis, 'evalsha');
+      const controller = new AbortController();
+      const waited = locks.getLock(lockName).lock({ signal: controller.signal });
+      controller.abort(new Error('gave up'));
+      await expect(waited).rejects.toThrow('gave up');
+      // The attempt was sent, and its refusal listed the client: it leaves at once (an
+      // entry left behind would head the list for its 3 s lease).
+      await waitFor(async () => (await commandCalls(redis, 'evalsha')) - before >= 2, { timeout: 1_000, message: 'the attempt and the leave sent' });
+      await waitFor(async () => (await redis.exists(`${key(lockName)}:waiting`)) === 0, { timeout: 500, message: 'the waiting list emptied' });
+    } finally {
+      await holder.getLock(lockName).forceUnlock();
+      await holder.close();
+    }
+  });
+
   it('leaves no subscription on the server once close() resolves, though the key was subscribed until then', async () => {
     const other = new LockClient(conn);
     const lockName = name();

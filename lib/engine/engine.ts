@@ -1,18 +1,17 @@
 import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
-import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import type { LockLostError } from '../errors/LockLostError.js';
 import type { Primitive } from '../primitives/primitive.js';
-import type { Granted, LockKeys, Store } from '../store/types.js';
+import type { AcquireResult, Granted, LockKeys, Store } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
 import { backoff, pause } from './backoff.js';
-import type { EventHub, WaitOutcome } from './event-hub.js';
+import { rejectedOutcome, type EventHub } from './event-hub.js';
 import { FairWaits } from './fair-waits.js';
 import { Hold, type HoldListener } from './hold.js';
 import { lateGrant } from './late-grant.js';
 import { HoldRegistry } from './registry.js';
-import { LocalWaits } from './local-waits.js';
+import { LocalWaits, type ListedAttempt } from './local-waits.js';
 import { releaseHold } from './release.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
@@ -109,10 +108,13 @@ export class Engine implements WaitHost, HoldListener {
 
   private async attemptThenWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
     const { keys, signal } = request;
+    // A call that will wait joins the waiting list with its first attempt (LocalWaits.joining).
+    const listed = waitTime === 0 ? undefined : this.local.joining(request);
     let lastError: unknown;
     try {
-      const result = await this.attemptOnce(request, 0);
+      const result = await this.attemptOnce(request, 0, listed !== undefined);
       if (result.granted) return this.grant(request, result);
+      if (listed) listed.refused = result;
     } catch (error) {
       if (signal?.aborted || isFinal(error)) throw error;
       if (waitTime === 0) throw unavailable(keys.name, error);
@@ -120,7 +122,7 @@ export class Engine implements WaitHost, HoldListener {
       this.failed(request, error, 1);
     }
     if (waitTime === 0) return null;
-    return this.wait(request, lastError);
+    return this.wait(request, lastError, listed);
   }
 
   /**
@@ -128,33 +130,27 @@ export class Engine implements WaitHost, HoldListener {
    * attempt was refused, or it queues behind others); a fair wait says so itself
    * (blocked()), after its first attempt in the queue.
    */
-  private wait(request: AcquireRequest, lastError: unknown): Promise<Hold | null> {
+  private wait(request: AcquireRequest, lastError: unknown, listed?: ListedAttempt): Promise<Hold | null> {
     const local = request.primitive.waits === 'local';
     // Nobody follows waits: no wrapper on the contended path (a fair wait may still
     // report blocked() itself, which is a no-op then).
-    if (!this.events.probed) return local ? this.local.wait(request, lastError) : this.fair.wait(request, lastError);
-    return this.followedWait(request, lastError, local);
+    if (!this.events.probed) return local ? this.local.wait(request, lastError, listed) : this.fair.wait(request, lastError);
+    return this.followedWait(request, lastError, local, listed);
   }
 
-  private async followedWait(request: AcquireRequest, lastError: unknown, local: boolean): Promise<Hold | null> {
+  private async followedWait(request: AcquireRequest, lastError: unknown, local: boolean, listed?: ListedAttempt): Promise<Hold | null> {
     this.followed.add(request);
     if (local) this.events.waitBlocked(request);
     try {
-      const hold = await (local ? this.local.wait(request, lastError) : this.fair.wait(request, lastError));
+      const hold = await (local ? this.local.wait(request, lastError, listed) : this.fair.wait(request, lastError));
       this.events.waitEnded(request, hold ? 'acquired' : 'timeout');
       return hold;
     } catch (error) {
-      this.events.waitEnded(request, this.outcomeOf(request, error), error);
+      this.events.waitEnded(request, rejectedOutcome(request, error, this.isClosed), error);
       throw error;
     } finally {
       this.followed.delete(request);
     }
-  }
-
-  private outcomeOf(request: AcquireRequest, error: unknown): WaitOutcome {
-    if (request.signal?.aborted) return 'aborted';
-    if (error instanceof LockUnavailableError) return 'unavailable';
-    return this.isClosed ? 'closed' : 'failed';
   }
 
   /**
@@ -178,10 +174,12 @@ export class Engine implements WaitHost, HoldListener {
     }
   }
 
-  private attemptOnce(request: AcquireRequest, held: number): Promise<Granted | { granted: false; pttl: number }> {
+  /** One attempt; `joins`: refused, it puts this client on the waiting list (the caller waits). */
+  private attemptOnce(request: AcquireRequest, held: number, joins = false): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease), false);
-    return raceAbort(call, signal, (late) => late.granted && this.giveBack(request));
+    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease), joins);
+    // Aborted on its way: a grant is given back, a join taken back.
+    return raceAbort(call, signal, (late) => (late.granted ? this.giveBack(request) : joins && this.local.joinedWithoutWait(keys)));
   }
 
   /** Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */

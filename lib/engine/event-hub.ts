@@ -1,5 +1,6 @@
 import { channel, type Channel } from 'node:diagnostics_channel';
 import { EventEmitter } from 'eventemitter3';
+import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import type { ClientEvents, LockEvents, LockKind } from '../events.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest } from './request.js';
@@ -21,6 +22,13 @@ const channels: { readonly [E in keyof ClientEvents]: Channel } = {
 
 /** How a wait that blocked ended (a rejected wait: by what it rejected with). */
 export type WaitOutcome = 'acquired' | 'timeout' | 'aborted' | 'unavailable' | 'closed' | 'failed';
+
+/** The outcome of a wait that rejected with `error`; `closed`: its client is closed. */
+export function rejectedOutcome(request: AcquireRequest, error: unknown, closed: boolean): WaitOutcome {
+  if (request.signal?.aborted) return 'aborted';
+  if (error instanceof LockUnavailableError) return 'unavailable';
+  return closed ? 'closed' : 'failed';
+}
 
 /** Called once when a wait that blocked ends; `error` is what the wait rejected with, if it did. */
 export type WaitEnd = (outcome: WaitOutcome, error?: unknown) => void;

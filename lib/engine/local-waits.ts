@@ -1,6 +1,6 @@
-import type { Granted, LockKeys, NextOwner } from '../store/types.js';
+import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { atDeadline } from './backoff.js';
+import { atDeadline, retryIn } from './backoff.js';
 import { DeferredWakes } from './deferred-wake.js';
 import type { Hold } from './hold.js';
 import { ListMembership } from './list-membership.js';
@@ -9,6 +9,16 @@ import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
 import { WaitQueue, type Waiter } from './wait-queue.js';
+
+/**
+ * A caller's own attempt that joins the waiting list (sent with `queued`), for the wait
+ * that follows it: the key's lingering queue and its wake count when it was sent (see
+ * LocalWaits.joining), and its refusal.
+ */
+export interface ListedAttempt {
+  readonly sent: { readonly queue: WaitQueue; readonly wakes: number } | undefined;
+  refused: Refused | undefined;
+}
 
 /** A waiter a last release is about to hand the lock to, in the same script call. */
 export interface HandOffClaim {
@@ -62,8 +72,36 @@ export class LocalWaits {
     this.deferredWakes.defer(keys);
   }
 
-  /** Waits for the lock; `lastError` is the failure of an attempt made before queueing. */
-  wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
+  /**
+   * Before a caller's first attempt, when the caller may wait: where the store keeps a
+   * waiting list, the attempt joins it when refused (undefined: it does not). The place
+   * on the list then dates from the call, and when the key's pump is subscribed already
+   * (lingering) the wait skips the pump's first attempt (see wait()): one round trip
+   * less per contended wait.
+   */
+  joining(request: AcquireRequest): ListedAttempt | undefined {
+    if (request.primitive.waits !== 'local' || !this.host.store.waitingList) return undefined;
+    const queue = this.queues.get(request.keys.id);
+    return { sent: queue?.subscribed && queue.idle ? { queue, wakes: queue.wakes } : undefined, refused: undefined };
+  }
+
+  /**
+   * A caller's attempt that joins the waiting list ended without a wait (aborted while
+   * it was on its way): this client may be on the list, which it leaves unless a wait
+   * of its own on the key keeps the place.
+   */
+  joinedWithoutWait(keys: LockKeys): void {
+    const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
+    queue.listed = true;
+    if (queue.pumping) queue.wake(); // an idle pump leaves the list
+    else this.membership.leave(queue);
+  }
+
+  /**
+   * Waits for the lock; `lastError` is the failure of an attempt made before queueing,
+   * `listed` that attempt when it joined the waiting list.
+   */
+  wait(request: AcquireRequest, lastError?: unknown, listed?: ListedAttempt): Promise<Hold | null> {
     const { keys, signal } = request;
     return new Promise<Hold | null>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
@@ -88,6 +126,7 @@ export class LocalWaits {
         settled: false,
         failures: lastError === undefined ? 0 : 1,
         lastError,
+        retryAt: undefined,
         resolve: (hold) => {
           if (waiter.settled) return;
           finish();
@@ -100,6 +139,19 @@ export class LocalWaits {
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      const refused = listed?.refused;
+      if (listed && refused) {
+        // On the list: the queue leaves it once idle. (A failed call may have listed the
+        // client too: like a failed attempt of the pump's, its entry then expires.)
+        q.listed = true;
+        // Refused while this pump was subscribed, and no message came since it was sent:
+        // any release after the refusal reaches wake(), so the pump's first attempt would
+        // only be refused again; it waits as after a refusal of its own.
+        const sent = listed.sent;
+        if (sent?.queue === q && q.subscribed && q.wakes === sent.wakes) {
+          waiter.retryAt = performance.now() + retryIn(refused, this.host.store.waitingList?.entryLease);
+        }
+      }
       q.add(waiter);
       // Still the caller's async context: outside every scope, a nested lock() could be
       // waiting for its own caller's hold.
@@ -108,7 +160,15 @@ export class LocalWaits {
       deadline = atDeadline(request.deadline, () =>
         waiter.lastError === undefined ? waiter.resolve(null) : waiter.reject(unavailable(keys.name, waiter.lastError)),
       );
-      if (waiter.settled) return;
+      if (waiter.settled) {
+        // Over before it began (its deadline passed during the attempt): no pump to
+        // leave the list for it.
+        if (!q.pumping && q.idle) {
+          this.membership.leave(q);
+          if (this.queues.get(keys.id) === q) this.queues.delete(keys.id);
+        }
+        return;
+      }
       if (!q.pumping) void pump(q, this.host, this.membership, () => this.queues.get(keys.id) === q && this.queues.delete(keys.id));
       else q.wake(); // a lingering pump picks it up at once
     });

@@ -28,6 +28,7 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     // command bound at most (the subscriber keeps trying on its own).
     const wake = (message: string) => message === 'released' && queue.wake();
     const subscribed = Promise.all([host.store.subscribe(keys.channel, wake), own && host.store.subscribe(own, () => queue.wake())]);
+    subscribed.then(() => (queue.subscribed = queue.pumping), () => undefined);
     await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
     let lingerEnd: number | undefined;
     while (!host.closed) {
@@ -47,6 +48,16 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
         await queue.sleep(Infinity);
         continue;
       }
+      if (head.retryAt !== undefined) {
+        // Its own attempt was refused and listed it: a release message or its retry time
+        // calls for the next one (as after a refused attempt of the pump's).
+        const left = Math.min(head.retryAt, head.request.deadline) - now();
+        head.retryAt = undefined;
+        if (left > 0) {
+          await queue.sleep(left);
+          continue;
+        }
+      }
       await attempt(queue, head, host);
     }
   } catch (error) {
@@ -54,6 +65,7 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     host.error(error);
   } finally {
     queue.pumping = false;
+    queue.subscribed = false;
     membership.leave(queue);
     ended();
     if (!queue.idle) {

@@ -13,6 +13,12 @@ export interface Waiter {
   failures: number;
   /** The last attempt's error while it is the latest outcome: the wait ends with it. */
   lastError: unknown;
+  /**
+   * Monotonic time of this waiter's first attempt by the pump, when the call's own
+   * attempt was already refused and put this client on the waiting list while the
+   * pump was subscribed (see LocalWaits.wait): until then only a wake-up calls for one.
+   */
+  retryAt: number | undefined;
   resolve(hold: Hold | null): void;
   reject(error: unknown): void;
 }
@@ -21,8 +27,11 @@ export interface Waiter {
 export class Bell {
   private wakeup: (() => void) | undefined;
   private woken = false;
+  /** Wakes so far: a caller can tell whether one came between two points. */
+  wakes = 0;
 
   wake(): void {
+    this.wakes += 1;
     this.woken = true;
     this.wakeup?.();
   }
@@ -56,6 +65,8 @@ export class WaitQueue extends Bell {
   pumping = false;
   /** This client is on the lock's waiting list in Redis (see LocalWaits). */
   listed = false;
+  /** The pump's subscriptions are confirmed: a release message from now on reaches wake(). */
+  subscribed = false;
 
   constructor(readonly keys: LockKeys) {
     super();
