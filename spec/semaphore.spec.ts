@@ -130,13 +130,15 @@ describe('on one master', () => {
   it('a wait that runs out: LockTimeoutError for acquire and run, null for tryAcquire, and the queue is left', async () => {
     const s = name();
     const holder = await client().getSemaphore(s, 2).acquire({ permits: 2 });
-    const sem = client().getSemaphore(s, 2);
+    // Waiters on a 6 s heartbeat lease: an entry left behind would stay at least 4 s, so
+    // the bound below tells a leave from an expiry with time to spare on a loaded host.
+    const sem = client({ watchdogTimeout: 6_000 }).getSemaphore(s, 2);
     const started = performance.now();
     await expect(sem.acquire({ waitTime: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     expect(performance.now() - started).toBeGreaterThanOrEqual(195);
     await expect(sem.run(async () => 'ran', { waitTime: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
     expect(await sem.tryAcquire({ waitTime: 100 })).toBeNull();
-    await waitFor(async () => (await queue(s)).length === 0, { timeout: 500, message: 'timed-out waiters left the queue' });
+    await waitFor(async () => (await queue(s)).length === 0, { timeout: 2_000, message: 'timed-out waiters left the queue' });
     await holder.release();
     expect(await leftovers()).toEqual([]);
   });
@@ -145,12 +147,12 @@ describe('on one master', () => {
     const s = name();
     const holder = await client().getSemaphore(s, 1).acquire();
     const controller = new AbortController();
-    const pending = client().getSemaphore(s, 1).acquire({ signal: controller.signal });
+    const pending = client({ watchdogTimeout: 6_000 }).getSemaphore(s, 1).acquire({ signal: controller.signal });
     await waitFor(async () => (await queue(s)).length === 1, { message: 'waiter queued' });
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
-    await waitFor(async () => (await queue(s)).length === 0, { timeout: 500, message: 'aborted waiter left the queue' });
+    await waitFor(async () => (await queue(s)).length === 0, { timeout: 2_000, message: 'aborted waiter left the queue' });
     await holder.release();
     expect(await leftovers()).toEqual([]);
   });
@@ -158,12 +160,12 @@ describe('on one master', () => {
   it('close() rejects a pending wait with a LockError and leaves nothing in Redis', async () => {
     const s = name();
     const holder = await client().getSemaphore(s, 1).acquire({ leaseTime: 20_000 });
-    const other = client();
+    const other = client({ watchdogTimeout: 6_000 });
     const pending = other.getSemaphore(s, 1).acquire();
     await waitFor(async () => (await queue(s)).length === 1, { message: 'waiter queued' });
     await other.close();
     await expect(pending).rejects.toBeInstanceOf(LockError);
-    await waitFor(async () => (await queue(s)).length === 0, { timeout: 500, message: 'closed waiter left the queue' });
+    await waitFor(async () => (await queue(s)).length === 0, { timeout: 2_000, message: 'closed waiter left the queue' });
     await holder.release();
     expect(await leftovers()).toEqual([]);
   });
