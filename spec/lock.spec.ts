@@ -354,6 +354,47 @@ describe('waiting', () => {
     }
   });
 
+  it('tells a client that comes to head the list while the lock is held when its turn comes, and it asks only then', async () => {
+    const holder = new LockClient(conn);
+    const next = new LockClient(conn);
+    const lockName = name();
+    const waiting = `${key(lockName)}:waiting`;
+    const channels = await observeChannels(redis, `${key(lockName)}:ch`);
+    try {
+      const held = holder.getLock(lockName);
+      const nextLock = next.getLock(lockName);
+      const waiter = locks.getLock(lockName);
+      await held.lock(20_000);
+      const nextWaited = nextLock.lock();
+      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'the next client on the list' });
+      const waited = waiter.lock();
+      await waitFor(async () => (await redis.zcard(waiting)) === 2, { message: 'the waiter on the list behind it' });
+      const [nextId, waiterId] = await redis.zrange(waiting, 0, -1);
+      // The next client's turn has come (the release names it); the waiter's is 10 s away,
+      // so when the next client takes the lock, the waiter is told it heads the list and
+      // asks when its turn comes, capped at a third of its entry's 3 s lease.
+      const [seconds, micros] = (await redis.time()).map(Number);
+      const ms = seconds * 1_000 + micros / 1_000;
+      await redis.zadd(waiting, ms - 1_000, nextId, ms + 10_000, waiterId);
+      await held.unlock();
+      await nextWaited;
+      await waitFor(async () => (await channels.settled(), channels.own.some((m) => m.startsWith('head:'))), { message: "the waiter told it heads the list" });
+      const told = performance.now();
+      const before = await commandCalls(redis, 'evalsha');
+      // A window to count the waiter's calls in (nobody else asks): told, it does not
+      // ask while the lock is held (woken by the notice, it asked at once and was refused).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const calls = (await commandCalls(redis, 'evalsha')) - before;
+      if (performance.now() - told < 900) expect(calls).toBe(0);
+      await nextLock.unlock();
+      await waited;
+      await waiter.unlock();
+    } finally {
+      channels.close();
+      await Promise.all([holder.close(), next.close()]);
+    }
+  });
+
   it('takes back the join of a first attempt aborted on its way', async () => {
     const holder = new LockClient(conn);
     const lockName = name();

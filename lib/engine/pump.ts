@@ -27,7 +27,8 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     // subscription that does not come (Redis unreachable) holds retries up for one
     // command bound at most (the subscriber keeps trying on its own).
     const wake = (message: string) => message === 'released' && queue.wake();
-    const subscribed = Promise.all([host.store.subscribe(keys.channel, wake), own && host.store.subscribe(own, () => queue.wake())]);
+    const entryLease = host.store.waitingList?.entryLease ?? 0;
+    const subscribed = Promise.all([host.store.subscribe(keys.channel, wake), own && host.store.subscribe(own, (message) => named(queue, message, entryLease))]);
     subscribed.then(() => (queue.subscribed = queue.pumping), () => undefined);
     await within(subscribed, host.timeoutFor(queue.waiters[0]?.request.lease ?? 0));
     let lingerEnd: number | undefined;
@@ -77,6 +78,24 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
     }
     await Promise.all([host.store.unsubscribe(keys.channel).catch(() => undefined), own && host.store.unsubscribe(own).catch(() => undefined)]);
   }
+}
+
+/**
+ * A message on this client's own channel of the lock: its turn ('<client id>': the pump
+ * asks at once), or 'head:<ms>' (scripts/_waiting.lua tellHead): it heads the list
+ * while the lock is held, and its turn comes in <ms>; the head waiter asks then, not
+ * now (a message naming it still wakes it sooner), and within a third of its entry's
+ * lease all the same (that ask keeps the entry alive).
+ */
+function named(queue: WaitQueue, message: string, entryLease: number): void {
+  if (!message.startsWith('head:')) return queue.wake();
+  // An attempt on its way learns its turn from its refusal: a wake now would only cut
+  // the sleep that follows it short.
+  const head = queue.waiters.find((w) => !w.settled);
+  if (!head || head.claimed) return;
+  const turnIn = Number(message.slice(5));
+  head.retryAt = now() + Math.min(Number.isFinite(turnIn) ? turnIn : 0, entryLease / 3);
+  queue.wake();
 }
 
 /** One attempt for the head, then the sleep its outcome calls for. */

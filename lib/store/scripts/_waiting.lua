@@ -28,6 +28,13 @@ local function wakeClient(channel, client, how)
   return notify(channel .. ':' .. client, client, how)
 end
 
+-- Tells the waiting client `client`, which now heads the list with the lock held, that
+-- its turn comes in `turnIn` ms: 'head:<ms>' on its own channel, so that it asks again
+-- then without asking now (the lock is held: that ask would only be refused).
+local function tellHead(channel, client, turnIn, how)
+  return notify(channel .. ':' .. client, 'head:' .. math.max(0, math.ceil(turnIn)), how)
+end
+
 -- The server's clock in ms (fractional), never a client's.
 local function clock()
   local t = redis.call('time')
@@ -59,14 +66,14 @@ local function barged(alive, entry)
   return n
 end
 
--- Takes `me` off the list (it got the lock). When it was the head, a new head that has
--- not waited `turn` yet is told it heads the list, so it retries when its turn comes
--- (an older one is named by the next release). `head` is the head before.
+-- Takes `me` off the list (it got the lock, which it holds now). When it was the head,
+-- a new head that has not waited `turn` yet is told when its turn comes (tellHead), so
+-- it retries then (an older one is named by the next release). `head` is the head before.
 local function served(waiting, alive, entry, me, head, turn, channel, how)
   if redis.call('zrem', waiting, me) == 0 then return end
   redis.call('zrem', alive, me)
   if head ~= me then return end
   redis.call('zrem', alive, '#barged')
   local nxt, since, now = headOf(waiting, alive, entry)
-  if nxt and now - since < turn then wakeClient(channel, nxt, how) end
+  if nxt and now - since < turn then tellHead(channel, nxt, since + turn - now, how) end
 end
