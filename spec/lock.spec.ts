@@ -395,6 +395,48 @@ describe('waiting', () => {
     }
   });
 
+  it('wakes the head in the release itself once a release of its was not followed by a lock() at once', async () => {
+    const other = new LockClient(conn);
+    const lockName = name();
+    const waiting = `${key(lockName)}:waiting`;
+    const mine = locks.getLock(lockName);
+    const theirs = other.getLock(lockName);
+    // Calls lock() and returns once the caller is on the list, its turn 10 s away: a
+    // release leaves the free lock to whoever comes first, and wakes the waiter only when
+    // the releasing client does not come back at once.
+    const queueBehind = async (lock: () => Promise<void>) => {
+      const done = lock();
+      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'a waiter on the list' });
+      const [id] = await redis.zrange(waiting, 0, 0);
+      const [seconds, micros] = (await redis.time()).map(Number);
+      await redis.zadd(waiting, seconds * 1_000 + micros / 1_000 + 10_000, id);
+      return { done };
+    };
+    try {
+      await mine.lock();
+      // First hand-off: the release wakes nobody, the wake-up follows as its own call.
+      let waiter = await queueBehind(() => theirs.lock());
+      await mine.unlock();
+      await waiter.done;
+      waiter = await queueBehind(() => mine.lock());
+      await theirs.unlock();
+      await waiter.done;
+      // Second: the release itself wakes the waiter (its client, an own call: 1) and the
+      // waiter takes the lock (1); deferred, a wake-up call came between them (3 in all).
+      waiter = await queueBehind(() => theirs.lock());
+      const before = await commandCalls(redis, 'evalsha');
+      const started = performance.now();
+      await mine.unlock();
+      await waiter.done;
+      const calls = (await commandCalls(redis, 'evalsha')) - before;
+      // The waiter's own retry (a third of its entry lease, 1 s) would add one.
+      if (performance.now() - started < 900) expect(calls).toBe(2);
+      await theirs.unlock();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('takes back the join of a first attempt aborted on its way', async () => {
     const holder = new LockClient(conn);
     const lockName = name();

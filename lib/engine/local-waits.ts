@@ -72,6 +72,16 @@ export class LocalWaits {
     this.deferredWakes.defer(keys);
   }
 
+  /** Whether this client's last release of key wakes the head though its turn has not come (DeferredWakes). */
+  wakesHead(key: string): boolean {
+    return this.deferredWakes.wakesHead(key);
+  }
+
+  /** A last release of key woke the head at once (wakesHead). */
+  wokeHead(key: string): void {
+    this.deferredWakes.wokeHead(key);
+  }
+
   /**
    * Before a caller's first attempt, when the caller may wait: where the store keeps a
    * waiting list, the attempt joins it when refused (undefined: it does not). The place

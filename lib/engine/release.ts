@@ -69,11 +69,12 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
   hold.beginRelease();
   const handOff = primitive.waits === 'local' ? engine.store.handOff : undefined;
   const claim: HandOffClaim | undefined = handOff && local.claimHandOff(keys.id);
+  const wakeHead = !claim && primitive.waits === 'local' && local.wakesHead(keys.id);
   let result: ReleaseResult;
   try {
     result = claim
       ? await handOff!.releaseTo(keys, owner, claim.next, timeout, hold.count)
-      : await primitive.release(engine.store, keys, owner, hold.count, timeout);
+      : await primitive.release(engine.store, keys, owner, hold.count, timeout, wakeHead);
   } catch (error) {
     if (claim) local.unclaim(keys.id, claim);
     hold.abandon();
@@ -95,6 +96,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       return;
     case 'released':
       if (result.deferred) local.deferred(keys);
+      else if (wakeHead) local.wokeHead(keys.id);
       hold.finishRelease();
       return;
     case 'handedOff':

@@ -5,5 +5,5 @@ export const plainLock: Primitive = {
   kind: 'lock',
   waits: 'local',
   attempt: (store, keys, owner, lease, held, timeout, queued) => store.acquire(keys, owner, lease, timeout, held, queued),
-  release: (store, keys, owner, held, timeout) => store.release(keys, owner, timeout, held),
+  release: (store, keys, owner, held, timeout, wakeHead) => store.release(keys, owner, timeout, held, wakeHead),
 };

@@ -25,8 +25,12 @@ export interface Primitive {
   readonly renewal?: RenewScript;
   /** One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the queue). */
   attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean): Promise<AcquireResult>;
-  /** Drops one level of owner's, `held` being the levels the client holds before the call. */
-  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
+  /**
+   * Drops one level of owner's, `held` being the levels the client holds before the
+   * call; `wakeHead`: a last release wakes the waiting list's head though its turn has
+   * not come (engine/deferred-wake.ts; primitives without a waiting list ignore it).
+   */
+  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number, wakeHead?: boolean): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
   forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
   /** Waits 'fairQueue' only: a waiter that gives up leaves the queue. */

@@ -178,7 +178,7 @@ export interface Store {
   readonly waitingList?: WaitingList;
   /** `queued`: the caller waits, so it joins the waiting list when refused (if the store has one). */
   acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number, queued?: boolean): Promise<AcquireResult>;
-  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number, wakeHead?: boolean): Promise<ReleaseResult>;
   renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;

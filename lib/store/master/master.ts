@@ -135,17 +135,17 @@ export class MasterStore implements Store {
     });
   }
 
-  release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
-    return this.releaseCall(k, owner, undefined, timeout, held);
+  release(k: LockKeys, owner: string, timeout: number, held: number, wakeHead = false): Promise<ReleaseResult> {
+    return this.releaseCall(k, owner, undefined, timeout, held, wakeHead);
   }
 
-  private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number): Promise<ReleaseResult> {
+  private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number, wakeHead = false): Promise<ReleaseResult> {
     const sentAt = now();
     const waiter = this.waitingList?.id ?? '';
     // The fence only for a hand-off (it mints); no list keys without a list (quorum mode).
     const call = next
       ? releaseScripts.releaseTo.run(this.connection, [k.key, k.waiting, k.alive, k.fence], releaseScripts.releaseToArgs(owner, waiter, next, held, this.publish, this.keyRetention))
-      : releaseScripts.release.run(this.connection, waiter === '' ? [k.key] : [k.key, k.waiting, k.alive], releaseScripts.releaseArgs(owner, waiter, held, this.publish));
+      : releaseScripts.release.run(this.connection, waiter === '' ? [k.key] : [k.key, k.waiting, k.alive], releaseScripts.releaseArgs(owner, waiter, held, this.publish, wakeHead));
     return this.once.release(k, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 

@@ -4,11 +4,12 @@
 -- lease `nextLease`, a token minted in `fence` with `retention`), or delete it and wake
 -- the client whose turn it is (see _waiting.lua). `me` is the releasing client's id on
 -- the waiting list `waiting`/`alive` ('' for none: every waiter is woken by
--- 'released'); `levels` what the client holds before this release (1 for the last).
+-- 'released'); `levels` what the client holds before this release (1 for the last);
+-- `eager` wakes the head even though its turn has not come (release.lua ARGV[5]).
 -- Returns {0} not held, {1, count} still held, {2, receivers, deferred} released
 -- (receivers of the wake-up message; deferred 1 when nobody was woken because the
 -- head's turn has not come: see waiting-wake.lua), {3, token} handed off.
-local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, nextOwner, nextLease, retention)
+local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, nextOwner, nextLease, retention, eager)
   local channel = key .. ':ch'
   local held = tonumber(redis.call('hget', key, owner) or '0')
   if held == 0 then return {0} end
@@ -38,7 +39,7 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
     return {3, mint(fence, retention)}
   end
   redis.call('del', key)
-  if head and (theirs or head == me) then return {2, wakeClient(channel, head, how), 0} end
+  if head and (theirs or head == me or eager) then return {2, wakeClient(channel, head, how), 0} end
   -- A head whose turn has not come yet knows it heads the list and retries then; the
   -- releasing client wakes it sooner if it does not take the lock again at once.
   return {2, 0, head and 1 or 0}

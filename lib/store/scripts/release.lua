@@ -5,6 +5,8 @@
 -- ARGV[1] owner, ARGV[2] the releasing client's id on the waiting list (absent or '':
 -- no list, every waiter is woken by 'released'), ARGV[3] levels the client holds
 -- before this release (absent: 1, the last), ARGV[4] 'spublish' to publish sharded
--- (absent or 'publish': PUBLISH). Callers leave trailing defaults off (see acquire.lua).
+-- (absent or 'publish': PUBLISH), ARGV[5] '1' to wake the list's head though its turn
+-- has not come (the releasing client does not take the lock again at once: see
+-- engine/deferred-wake.ts). Callers leave trailing defaults off (see acquire.lua).
 -- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
-return releaseLevel(KEYS[1], KEYS[2], KEYS[3], nil, ARGV[1], ARGV[2] or '', tonumber(ARGV[3]) or 1, ARGV[4])
+return releaseLevel(KEYS[1], KEYS[2], KEYS[3], nil, ARGV[1], ARGV[2] or '', tonumber(ARGV[3]) or 1, ARGV[4], nil, nil, nil, ARGV[5] == '1')

@@ -34,16 +34,23 @@ export const decode = (raw: unknown): ReleaseReply => {
 /**
  * release.lua: KEYS lock, and with a waiting list its two keys; ARGV owner, then what
  * releaseArgs() leaves off at its default: the client's id on the waiting list ('' for
- * none: every waiter is woken), levels held before the call, publish verb. The channel
+ * none: every waiter is woken), levels held before the call, publish verb, '1' to wake
+ * the list's head though its turn has not come. The channel
  * is the lock key's + ':ch'; turn and entry lease are fixed in _waiting.lua.
  */
 export const release = new Script<ReleaseArgs, ReleaseReply>('release', sources.release, decode);
 
 /** release.lua's ARGV, each default left off from the end (releaseArgs). */
-type ReleaseArgs = [owner: string] | [owner: string, waiter: string] | [owner: string, waiter: string, held: number] | [owner: string, waiter: string, held: number, publish: PublishVerb];
+type ReleaseArgs =
+  | [owner: string]
+  | [owner: string, waiter: string]
+  | [owner: string, waiter: string, held: number]
+  | [owner: string, waiter: string, held: number, publish: PublishVerb]
+  | [owner: string, waiter: string, held: number, publish: PublishVerb, wakeHead: '1'];
 
 /** release.lua's arguments with trailing defaults left off (see acquireArgs). */
-export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb): ReleaseArgs {
+export function releaseArgs(owner: string, waiter: string, held: number, publish: PublishVerb, wakeHead = false): ReleaseArgs {
+  if (wakeHead && waiter !== '') return [owner, waiter, held, publish, '1'];
   if (publish !== 'publish') return [owner, waiter, held, publish];
   if (held !== 1) return [owner, waiter, held];
   return waiter === '' ? [owner] : [owner, waiter];
