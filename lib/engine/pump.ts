@@ -50,8 +50,9 @@ export async function pump(queue: WaitQueue, host: WaitHost, membership: ListMem
         continue;
       }
       if (head.retryAt !== undefined) {
-        // Its own attempt was refused and listed it: a release message or its retry time
-        // calls for the next one (as after a refused attempt of the pump's).
+        // Listed and waiting for its turn (its call's own attempt was refused while this
+        // pump was subscribed, or a 'head:' notice came): a message naming it or its
+        // retry time calls for the next attempt (as after a refused attempt of the pump's).
         const left = Math.min(head.retryAt, head.request.deadline) - now();
         head.retryAt = undefined;
         if (left > 0) {

@@ -14,9 +14,10 @@ export interface Waiter {
   /** The last attempt's error while it is the latest outcome: the wait ends with it. */
   lastError: unknown;
   /**
-   * Monotonic time of this waiter's first attempt by the pump, when the call's own
-   * attempt was already refused and put this client on the waiting list while the
-   * pump was subscribed (see LocalWaits.wait): until then only a wake-up calls for one.
+   * Monotonic time of the pump's next attempt for this waiter, when the list told it
+   * when to ask: the call's own attempt was refused and listed the client while the
+   * pump was subscribed (LocalWaits.wait), or a 'head:<ms>' notice came (pump.ts
+   * named). Until then only a wake-up calls for one.
    */
   retryAt: number | undefined;
   resolve(hold: Hold | null): void;
