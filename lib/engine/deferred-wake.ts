@@ -29,12 +29,12 @@ export class DeferredWakes {
   /** This client goes for the lock at key: the deferred wake-up is not needed. */
   cancel(key: string): void {
     if (this.unwoken.size > 0) this.unwoken.delete(key);
-    if (this.releasedEagerly.size > 0 && this.releasedEagerly.delete(key)) this.eager.delete(key);
+    if (this.releasedEagerly.delete(key)) this.eager.delete(key);
   }
 
   /** Whether a last release of key wakes the waiting list's head though its turn has not come. */
   wakesHead(key: string): boolean {
-    return this.eager.size > 0 && this.eager.has(key);
+    return this.eager.has(key);
   }
 
   /** A last release of key woke the head at once (wakesHead): a lock() before the next turn of the event loop undoes that. */

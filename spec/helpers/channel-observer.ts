@@ -20,6 +20,11 @@ export async function observeChannels(admin: Redis, channel: string) {
     settled: async (): Promise<void> => {
       await observer.ping();
     },
+    /** How many messages each side got, once every one published before the call has arrived. */
+    counts: async (): Promise<{ own: number; shared: number }> => {
+      await observer.ping();
+      return { own: own.length, shared: shared.length };
+    },
     close: (): void => observer.disconnect(),
   };
 }
