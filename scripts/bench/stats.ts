@@ -24,3 +24,11 @@ export function spread(perWorker: number[]): number {
   const min = Math.min(...perWorker);
   return min === 0 ? Infinity : Math.max(...perWorker) / min;
 }
+
+/**
+ * Appends samples in place. Not `push(...more)`: a spread passes every sample as an
+ * argument on the stack, which overflows at ~100k samples (a fast machine's round).
+ */
+export function append(into: number[], more: readonly number[]): void {
+  for (const x of more) into.push(x);
+}

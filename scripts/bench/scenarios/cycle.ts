@@ -12,6 +12,7 @@ import { log } from '../log';
 import { cycleLoops } from '../loops';
 import { Meter } from '../meter';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
+import { append } from '../stats';
 import { closeRunner, openRunner } from '../runners';
 
 export interface CycleScenario {
@@ -50,7 +51,7 @@ export async function cycleScenario(env: Env, s: CycleScenario): Promise<Scenari
         }
       });
       records.push(rec);
-      samples.get(impl.id)!.push(...got);
+      append(samples.get(impl.id)!, got);
     }
   }
   return {

@@ -12,7 +12,7 @@ import { inRoundOrder } from '../impls/registry';
 import { log, noteError } from '../log';
 import { Meter } from '../meter';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
-import { sum } from '../stats';
+import { append, sum } from '../stats';
 
 const PROCESSES = 4;
 
@@ -77,7 +77,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
         }
       });
       records.push(rec);
-      samples.get(impl.id)!.push(...got);
+      append(samples.get(impl.id)!, got);
     }
   }
   children.forEach((c) => c.kill());

@@ -18,7 +18,7 @@ import type { Env } from '../env';
 import { connect, quitAll } from '../impls/connect';
 import type { ImplDef, Worker } from '../impls/types';
 import { log, noteError } from '../log';
-import { median, percentiles } from '../stats';
+import { append, median, percentiles } from '../stats';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 import { Meter } from '../meter';
 
@@ -85,7 +85,7 @@ export async function semaphore(env: Env): Promise<ScenarioResult> {
         return { rec, samples: r.waits };
       });
       records.push(rec);
-      samples.get(impl.id)!.push(...got);
+      append(samples.get(impl.id)!, got);
     }
   }
   return {

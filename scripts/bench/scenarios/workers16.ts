@@ -13,6 +13,7 @@ import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
 import { inRoundOrder } from '../impls/registry';
 import { log } from '../log';
+import { append } from '../stats';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 
 export async function workers16(env: Env, ownClients = false): Promise<ScenarioResult> {
@@ -50,7 +51,7 @@ export async function workers16(env: Env, ownClients = false): Promise<ScenarioR
           return { rec, samples: r.waits };
         });
         records.push(rec);
-        samples.get(impl.id)!.push(...got);
+        append(samples.get(impl.id)!, got);
       }
     } finally {
       child.kill();
