@@ -5,7 +5,7 @@ import { startServer, type RedisServer } from '../scripts/servers';
 import { waitingWake as waitingWakeLua } from '../lib/store/scripts/sources';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
-import { commandCalls } from './helpers/command-stats';
+import { commandCalls, socketReads } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
 import { waitFor } from './helpers/wait';
 
@@ -724,6 +724,23 @@ describe('scripts', () => {
     await redis.script('FLUSH');
     await lock.run(async () => undefined);
     expect(await lock.isLocked()).toBe(false);
+  });
+});
+
+describe('connection writes', () => {
+  it('sends the lock calls that one tick makes on one connection in a few socket writes, not a write each', async () => {
+    const handles = Array.from({ length: 48 }, () => locks.getLock(name()));
+    // Scripts loaded and the connection ready, so that the calls go straight out.
+    await handles[0].run(async () => undefined);
+    const before = await socketReads(redis);
+    const taken = await Promise.all(handles.map((lock) => lock.tryLock(0)));
+    // Less the read of the INFO that counts them.
+    const reads = (await socketReads(redis)) - before - 1;
+    expect(taken.every(Boolean)).toBe(true);
+    // 48 writes without coalescing; ioredis's adapter writes the first at once and the
+    // rest 16 to a write, node-redis a tick's commands together.
+    expect(reads).toBeLessThanOrEqual(12);
+    await Promise.all(handles.map((lock) => lock.unlock()));
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Arg, CommandPort, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+import { TickWrites, type Corkable } from './tick-writes.js';
 
 /**
  * What holdfast recognises as an ioredis (5, 6) or iovalkey `Redis` or `Cluster` client:
@@ -36,6 +37,8 @@ interface Ioredis {
   duplicate(...args: unknown[]): IoredisSubscriber;
   /** A Cluster's node connections. */
   nodes?(role: 'all'): Ioredis[];
+  /** A Redis client's socket (a Cluster has none of its own). */
+  readonly stream?: Partial<Corkable> & { readonly writable?: boolean };
   ssubscribe?: unknown;
 }
 
@@ -54,6 +57,8 @@ export class IoredisClient implements RedisClientPort {
   readonly isCluster: boolean;
   private readonly c: Ioredis;
   private wasReady: boolean;
+  /** undefined for a Cluster: which node's socket a command takes is the Cluster's choice. */
+  private readonly writes: TickWrites | undefined;
   private readonly onReadyOnce = () => {
     this.wasReady = true;
   };
@@ -63,6 +68,13 @@ export class IoredisClient implements RedisClientPort {
     this.isCluster = this.c.isCluster === true;
     this.wasReady = this.c.status === 'ready';
     this.c.on('ready', this.onReadyOnce);
+    this.writes = this.isCluster ? undefined : new TickWrites(() => this.socket());
+  }
+
+  /** The socket ioredis writes commands to now (it queues them while not ready). */
+  private socket(): Corkable | undefined {
+    const s = this.c.stream;
+    return this.c.status === 'ready' && s?.writable === true && typeof s.cork === 'function' && typeof s.uncork === 'function' ? (s as Corkable) : undefined;
   }
 
   close(): void {
@@ -70,10 +82,12 @@ export class IoredisClient implements RedisClientPort {
   }
 
   evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    this.writes?.beforeSend();
     return this.c.evalsha(sha, keys.length, ...keys, ...args);
   }
 
   eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    this.writes?.beforeSend();
     return this.c.eval(lua, keys.length, ...keys, ...args);
   }
 
