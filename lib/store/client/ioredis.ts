@@ -39,6 +39,8 @@ interface Ioredis {
   nodes?(role: 'all'): Ioredis[];
   /** A Redis client's socket (a Cluster has none of its own). */
   readonly stream?: Partial<Corkable> & { readonly writable?: boolean };
+  /** Commands written and awaiting their replies (ioredis's internals, in every version holdfast accepts). */
+  readonly commandQueue?: { readonly length: number };
   ssubscribe?: unknown;
 }
 
@@ -68,14 +70,21 @@ export class IoredisClient implements RedisClientPort {
     this.isCluster = this.c.isCluster === true;
     this.wasReady = this.c.status === 'ready';
     this.c.on('ready', this.onReadyOnce);
-    this.writes = this.isCluster ? undefined : new TickWrites(() => this.socket());
+    this.writes = this.isCluster ? undefined : new TickWrites(() => this.busySocket());
   }
 
-  /** The socket ioredis writes commands to now (it queues them while not ready). */
-  private socket(): Corkable | undefined {
-    const s = this.c.stream;
-    return this.c.status === 'ready' && s?.writable === true && typeof s.cork === 'function' && typeof s.uncork === 'function' ? (s as Corkable) : undefined;
+  /**
+   * The socket ioredis writes commands to now, while commands written to it await their
+   * replies (ioredis's commandQueue: its own bookkeeping, not in its types; without it,
+   * nothing is coalesced).
+   */
+  private busySocket(): Corkable | undefined {
+    const { stream, commandQueue } = this.c;
+    const awaiting = commandQueue?.length ?? 0;
+    if (this.c.status !== 'ready' || awaiting === 0 || stream?.writable !== true) return undefined;
+    return typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as Corkable) : undefined;
   }
+
 
   close(): void {
     this.c.off('ready', this.onReadyOnce);
