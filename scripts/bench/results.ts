@@ -119,7 +119,8 @@ export function summarize(impls: ImplDef[], floor: string, records: RoundRecord[
       ratio: median(ratios),
       ...pct,
       p99Ratio: pct.p99 / floorSamples.p99,
-      rtPerOp: perOp(recs, (c) => c.sent),
+      // '–' in the tables where the counter cannot see the connections (not 0).
+      rtPerOp: impl.countsCommands === false ? NaN : perOp(recs, (c) => c.sent),
       cmdsPerOp: perOp(recs, (c) => c.redisCmds),
       evalshaPerOp: perOp(recs, (c) => c.evalsha),
       nodeCpuUsPerOp: perOp(recs, (c) => c.nodeCpuUs),

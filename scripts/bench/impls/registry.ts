@@ -45,7 +45,7 @@ function holdfastImpl(id: string, label: string, family: Family, variant: Holdfa
 /** holdfast of the working tree on node-redis clients: the same run compares the two adapters. */
 function nodeRedisImpl(id: string, label: string, variant: HoldfastVariant): ImplDef {
   const open = (ports: number[]) => openHoldfast(loadHoldfast(variant.root), ports, { fair: false, keyPrefix: 'nr:', tag: id, client: 'node-redis' });
-  return { id, label, family: 'holdfast-node-redis', open };
+  return { id, label, family: 'holdfast-node-redis', countsCommands: false, open };
 }
 
 export function buildRegistry(baseline?: BaselineCheckout): Registry {

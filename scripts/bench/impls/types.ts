@@ -25,6 +25,8 @@ export interface ImplDef {
   family: Family;
   /** For a baseline implementation: the id of its working-tree twin (selected together). */
   twinOf?: string;
+  /** false: its connections are not ioredis, so the command counter (counters.ts) does not see its round trips. */
+  countsCommands?: false;
   open(ports: number[]): Promise<Runner>;
 }
 

@@ -30,7 +30,7 @@ export function markdownReport(r: ReportInput): string {
   lines.push(
     `Rounds: ${cfg.rounds}, implementations alternating within each round. × floor = median over rounds of (implementation / raw floor of the same round); ` +
       `the raw floor is holdfast's own Lua scripts (lib/store/scripts) called with ioredis evalsha (acquire then release, one connection; under contention retried every ${POLL_MS} ms). ` +
-      'RT = commands sent by Node (round trips); Redis cmds include those run inside Lua scripts. Latency percentiles pool all rounds.',
+      'RT = commands sent by Node (round trips; counted on ioredis connections only, – for the node-redis rows); Redis cmds include those run inside Lua scripts. Latency percentiles pool all rounds.',
   );
   if (meta.baseline) {
     lines.push('', `Baseline: holdfast@${meta.baseline.ref} = commit ${meta.baseline.commit} (a temporary git worktree), measured in the same rounds as the working tree.`);
