@@ -740,7 +740,29 @@ describe('connection writes', () => {
     // 48 writes without coalescing; ioredis's adapter writes the first at once and the
     // rest 16 to a write, node-redis a tick's commands together.
     expect(reads).toBeLessThanOrEqual(12);
+    // ioredis's socket, corked by holdfast: uncorked as often as corked.
+    if (CLIENT === 'ioredis') expect((conn as unknown as Redis).stream.writableCorked).toBe(0);
     await Promise.all(handles.map((lock) => lock.unlock()));
+  });
+
+  ioredisOnly('holdfast corks the ioredis socket itself')('settles the calls a connection held corked when it breaks in that tick, and locks again after the reconnect', async () => {
+    const handles = Array.from({ length: 20 }, () => locks.getLock(name()));
+    await handles[0].run(async () => undefined);
+    const socket = (conn as unknown as Redis).stream;
+    const calls = handles.map((lock) => lock.tryLock(0));
+    // After the calls' microtasks, before the end of their tick: the first is written,
+    // the rest are held by the cork.
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(socket.writableCorked).toBe(1);
+    socket.destroy();
+    const outcomes = await Promise.allSettled(calls);
+    for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(LockError);
+    await Promise.all(handles.map((lock, i) => (outcomes[i].status === 'fulfilled' && (outcomes[i] as PromiseFulfilledResult<boolean>).value ? lock.unlock() : undefined)));
+    // Whatever reached Redis was released or given back: no hold is left.
+    await waitFor(async () => (await Promise.all(handles.map((lock) => redis.exists(key(lock.name))))).every((n) => n === 0), { message: 'a lock key left' });
+    expect(await handles[1].tryLock(0)).toBe(true);
+    await handles[1].unlock();
   });
 });
 

@@ -85,7 +85,6 @@ export class IoredisClient implements RedisClientPort {
     return typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as Corkable) : undefined;
   }
 
-
   close(): void {
     this.c.off('ready', this.onReadyOnce);
   }
