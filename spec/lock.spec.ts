@@ -7,6 +7,7 @@ import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls, socketReads } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
+import { TcpProxy } from './helpers/proxy';
 import { waitFor } from './helpers/wait';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
@@ -578,6 +579,36 @@ describe('waiting', () => {
       await waiting.close();
       await holder.getLock(lockName).forceUnlock();
       await holder.close();
+    }
+  });
+
+  it('close() waits for a first attempt on its way that joins the list, and leaves the list before it resolves', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+    const viaProxy = await lockConnection(proxy.port);
+    const holder = new LockClient(conn);
+    const waiting = new LockClient(viaProxy);
+    const lockName = name();
+    try {
+      await holder.getLock(lockName).lock(20_000);
+      // Scripts loaded and the connection ready, so that the join goes straight out.
+      await waiting.getLock(name()).run(async () => undefined);
+      proxy.delayReplies();
+      const wait = waiting.getLock(lockName).lock().catch((error: unknown) => error);
+      // The join ran in Redis; the client has not read its reply.
+      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the join on the waiting list' });
+      const closing = waiting.close();
+      proxy.deliverReplies();
+      await closing;
+      // Read at once, not waited for.
+      expect(await redis.zcard(`${key(lockName)}:waiting`)).toBe(0);
+      expect(await wait).toBeInstanceOf(LockError);
+    } finally {
+      proxy.deliverReplies();
+      await waiting.close();
+      await holder.getLock(lockName).forceUnlock();
+      await holder.close();
+      await closeConnection(viaProxy);
+      await proxy.close();
     }
   });
 

@@ -112,7 +112,9 @@ export class Engine implements WaitHost, HoldListener {
     const listed = waitTime === 0 ? undefined : this.local.joining(request);
     let lastError: unknown;
     try {
-      const result = await this.attemptOnce(request, 0, listed !== undefined);
+      const attempt = this.attemptOnce(request, 0, listed !== undefined);
+      if (listed) this.local.joinSent(keys, attempt);
+      const result = await attempt;
       if (result.granted) return this.grant(request, result);
       if (listed) listed.refused = result;
     } catch (error) {

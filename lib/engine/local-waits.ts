@@ -1,5 +1,7 @@
+import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
+import { Background } from '../util/background.js';
 import { atDeadline, retryIn } from './backoff.js';
 import { DeferredWakes } from './deferred-wake.js';
 import type { Hold } from './hold.js';
@@ -45,6 +47,8 @@ export class LocalWaits {
   private readonly deferredWakes: DeferredWakes;
   /** Waits made outside every scope, watched for the silent self-deadlock. */
   private readonly stalls: SelfDeadlockWatch;
+  /** Callers' first attempts on their way that join a waiting list (see joinSent). */
+  private readonly joins = new Background();
 
   constructor(private readonly host: WaitHost) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
@@ -96,6 +100,22 @@ export class LocalWaits {
   }
 
   /**
+   * A caller's first attempt that joins the waiting list (joining()) is on its way. Should
+   * the client close before it settles, the call gets no wait that would leave the list,
+   * so the client leaves it as soon as the attempt has settled; close() waits for that
+   * (leaveAll). Granted, the leave finds nothing to remove.
+   */
+  joinSent(keys: LockKeys, attempt: Promise<unknown>): void {
+    const settled = () => {
+      if (!this.host.closed) return;
+      const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
+      queue.listed = true;
+      this.membership.leave(queue);
+    };
+    this.joins.track(attempt.then(settled, settled));
+  }
+
+  /**
    * A caller's attempt that joins the waiting list ended without a wait (aborted while
    * it was on its way): this client may be on the list, which it leaves unless a wait
    * of its own on the key keeps the place.
@@ -115,6 +135,9 @@ export class LocalWaits {
     const { keys, signal } = request;
     return new Promise<Hold | null>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
+      // Closed while the call's first attempt was out: no pump (it would subscribe after
+      // close()); the attempt's join, if any, is left by joinSent().
+      if (this.host.closed) return void this.host.rejectingWaits.then(() => reject(new LockError('client closed')));
       let queue = this.queues.get(keys.id);
       if (!queue) this.queues.set(keys.id, (queue = new WaitQueue(keys)));
       const q = queue;
@@ -240,8 +263,10 @@ export class LocalWaits {
    * behind to head a list (a dead head's turn keeps the free lock from everyone for up
    * to an entry lease).
    */
-  leaveAll(): Promise<void> {
+  async leaveAll(): Promise<void> {
     for (const queue of this.queues.values()) this.membership.leave(queue);
-    return this.membership.settled();
+    // First attempts still out leave once they have settled (joinSent).
+    await this.joins.settled();
+    await this.membership.settled();
   }
 }

@@ -11,12 +11,15 @@ interface Pair {
   upstream: net.Socket;
   /** One side closed while blackholed: the other side learns it at resume(). */
   halfDead: boolean;
+  /** Server replies kept back by delayReplies(), in order, until deliverReplies(). */
+  held: Buffer[];
 }
 
 export class TcpProxy {
   private readonly pairs = new Set<Pair>();
   private stalled = false;
   private repliesLost = false;
+  private delaying = false;
   /** Reply chunks still to forward before loseReplies() takes effect (loseRepliesAfter). */
   private repliesToPass: number | undefined;
   private refusing = false;
@@ -77,6 +80,22 @@ export class TcpProxy {
   }
 
   /**
+   * Forwards commands but keeps the server's replies back, in order, until
+   * deliverReplies(): the server has carried out a request whose answer is late.
+   */
+  delayReplies(): void {
+    this.delaying = true;
+  }
+
+  /** Sends on the replies delayReplies() kept back, and forwards as before. */
+  deliverReplies(): void {
+    this.delaying = false;
+    for (const pair of this.pairs) {
+      for (const chunk of pair.held.splice(0)) if (!pair.client.destroyed) pair.client.write(chunk);
+    }
+  }
+
+  /**
    * Forwards the server's next `n` reply chunks, then loses replies as loseReplies()
    * does. A client that sends a command only once the previous reply is in (holdfast's
    * give-back after a late grant) gets each reply in a chunk of its own, so this loses
@@ -134,7 +153,7 @@ export class TcpProxy {
     // Paused until upstream is connected, so the first command is not lost.
     client.pause();
     const upstream = net.createConnection({ host: this.target.host, port: this.target.port });
-    const pair: Pair = { client, upstream, halfDead: false };
+    const pair: Pair = { client, upstream, halfDead: false, held: [] };
     this.pairs.add(pair);
 
     // Errors end up as 'close' below; listeners stop them from being thrown.
@@ -163,6 +182,7 @@ export class TcpProxy {
         } else this.repliesToPass -= 1;
       }
       if (this.stalled || pair.halfDead || to.destroyed || (this.repliesLost && from === pair.upstream)) return; // discarded, like lost packets
+      if (this.delaying && from === pair.upstream) return void pair.held.push(chunk);
       if (!to.write(chunk)) {
         from.pause();
         to.once('drain', () => from.resume());
