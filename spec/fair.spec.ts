@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { LockClient, type Connection } from '../lib';
+import { LockClient, LockError, type Connection } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
@@ -153,6 +153,21 @@ it('removes an aborted waiter from the queue at once', async () => {
   controller.abort(new Error('gave up'));
   await expect(waiting).rejects.toThrow('gave up');
   await waitFor(async () => (await redis.exists(`${key(lockName)}:queue`, `${key(lockName)}:deadlines`)) === 0, { timeout: 2_000, message: 'queue emptied' });
+  await holder.unlock();
+});
+
+it('leaves the queue before close() resolves, and rejects the wait with "client closed"', async () => {
+  const lockName = name();
+  const holder = client().getFairLock(lockName);
+  await holder.lock();
+  // A 6 s heartbeat lease: an entry left behind would stay seconds, not milliseconds.
+  const closing = client(6_000);
+  const waiting = closing.getFairLock(lockName).lock().catch((error: unknown) => error);
+  await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the waiter in the queue' });
+  await closing.close();
+  // Read at once, not waited for.
+  expect(await queueLength(lockName)).toBe(0);
+  expect(await waiting).toBeInstanceOf(LockError);
   await holder.unlock();
 });
 

@@ -207,7 +207,7 @@ export class Engine implements WaitHost, HoldListener {
   async close(): Promise<void> {
     this.isClosed = true;
     this.watchdog.stop();
-    await this.local.leaveAll();
+    await Promise.all([this.local.leaveAll(), this.fair.leaveAll()]);
     await this.store.dropSubscriptions();
     this.startRejecting();
     this.local.rejectAll(new LockError('client closed'));

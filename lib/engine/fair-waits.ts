@@ -2,6 +2,7 @@ import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, Refused } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
+import { Background } from '../util/background.js';
 import { SUBSCRIPTION_LINGER, backoff } from './backoff.js';
 import type { Hold } from './hold.js';
 import type { AcquireRequest, WaitHost } from './request.js';
@@ -23,6 +24,12 @@ interface Watchers {
   linger?: NodeJS.Timeout;
 }
 
+/** A fair wait under way, for leaveAll(). */
+interface QueuedWait {
+  readonly request: AcquireRequest;
+  left: boolean;
+}
+
 /**
  * Waits of the fair lock: the owner joins the queue in Redis, and each retry doubles
  * as its heartbeat (at least every third of the heartbeat lease), so a live waiter is
@@ -32,12 +39,40 @@ interface Watchers {
  */
 export class FairWaits {
   private readonly watchers = new Map<string, Watchers>();
+  /** Waits under way (in their queue or about to join it), and whether their leave was sent. */
+  private readonly queued = new Set<QueuedWait>();
+  /** Leaves sent, tracked for leaveAll(). */
+  private readonly leaving = new Background();
 
   constructor(
     private readonly host: WaitHost,
     /** Lease of a queue entry: a waiter that stops renewing it (a dead process) leaves the queue after this. */
     private readonly heartbeat: number,
   ) {}
+
+  /**
+   * The client is closing: every waiter leaves its queue now, before close() rejects the
+   * waits (a leave sent as a wait ends would come after close() resolved, when the user
+   * may close the connection). Resolves once those leaves have settled (each bounded).
+   * An attempt still out was sent before its leave, on the same connection: the leave
+   * removes what it joined.
+   */
+  leaveAll(): Promise<void> {
+    for (const wait of this.queued) this.leave(wait);
+    return this.leaving.settled();
+  }
+
+  /** Sends the waiter's leave, once. */
+  private leave(wait: QueuedWait): void {
+    if (wait.left) return;
+    wait.left = true;
+    const { request } = wait;
+    const host = this.host;
+    const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease));
+    // Closing, the connection may be gone first (the user closes it after close()): the
+    // entry then expires with its lease, as a local waiting list's does.
+    if (sent) this.leaving.track(sent.catch((e: unknown) => host.closed || host.error(e)));
+  }
 
   /** Wakes every fair waiter (the client is closing: each then rejects) and ends every linger. */
   wakeAll(): void {
@@ -58,6 +93,8 @@ export class FairWaits {
       return raceAbort(call, signal, (late) => late.granted && host.giveBack(request));
     };
     signal?.addEventListener('abort', ring);
+    const queued: QueuedWait = { request, left: false };
+    this.queued.add(queued);
     let unwatch: (() => void) | undefined;
     let granted: Granted | undefined;
     let failures = lastError === undefined ? 0 : 1;
@@ -113,9 +150,8 @@ export class FairWaits {
     } finally {
       signal?.removeEventListener('abort', ring);
       unwatch?.();
-      // Closing, the connection may be gone first (the user closes it after close()):
-      // the entry then expires with its lease, as a local waiting list's does.
-      if (!granted) request.primitive.leave?.(host.store, keys, owner, host.timeoutFor(request.lease)).catch((e: unknown) => host.closed || host.error(e));
+      this.queued.delete(queued);
+      if (!granted) this.leave(queued);
     }
   }
 
