@@ -112,9 +112,12 @@ export class Engine implements WaitHost, HoldListener {
     const listed = waitTime === 0 ? undefined : this.local.joining(request);
     let lastError: unknown;
     try {
-      const attempt = this.attemptOnce(request, 0, listed !== undefined);
-      if (listed) this.local.joinSent(keys, attempt);
-      const result = await attempt;
+      let result: AcquireResult;
+      try {
+        result = await this.attemptOnce(request, 0, listed !== undefined);
+      } finally {
+        if (listed) this.local.joinSettled(keys);
+      }
       if (result.granted) return this.grant(request, result);
       if (listed) listed.refused = result;
     } catch (error) {
@@ -134,8 +137,7 @@ export class Engine implements WaitHost, HoldListener {
    */
   private wait(request: AcquireRequest, lastError: unknown, listed?: ListedAttempt): Promise<Hold | null> {
     const local = request.primitive.waits === 'local';
-    // Nobody follows waits: no wrapper on the contended path (a fair wait may still
-    // report blocked() itself, which is a no-op then).
+    // Nobody follows waits: no wrapper on the contended path (fair blocked() is a no-op then).
     if (!this.events.probed) return local ? this.local.wait(request, lastError, listed) : this.fair.wait(request, lastError);
     return this.followedWait(request, lastError, local, listed);
   }
@@ -266,8 +268,7 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   blocked(request: AcquireRequest): void {
-    // Only a wait that followedWait() will also end: a probe attached mid-wait must not
-    // leave an entry in the hub that nothing removes.
+    // Only a wait followedWait() also ends: a probe attached mid-wait leaves no stray entry.
     if (this.followed.has(request)) this.events.waitBlocked(request);
   }
 

@@ -1,7 +1,6 @@
 import { LockError } from '../errors/LockError.js';
 import type { Granted, LockKeys, NextOwner, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { Background } from '../util/background.js';
 import { atDeadline, retryIn } from './backoff.js';
 import { DeferredWakes } from './deferred-wake.js';
 import type { Hold } from './hold.js';
@@ -47,8 +46,10 @@ export class LocalWaits {
   private readonly deferredWakes: DeferredWakes;
   /** Waits made outside every scope, watched for the silent self-deadlock. */
   private readonly stalls: SelfDeadlockWatch;
-  /** Callers' first attempts on their way that join a waiting list (see joinSent). */
-  private readonly joins = new Background();
+  /** Callers' first attempts out that join a waiting list (joining() to joinSettled()). */
+  private joinsOut = 0;
+  /** close() waiting for joinsOut to reach 0 (leaveAll). */
+  private joinsDrained: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   constructor(private readonly host: WaitHost) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
@@ -91,28 +92,33 @@ export class LocalWaits {
    * waiting list, the attempt joins it when refused (undefined: it does not). The place
    * on the list then dates from the call, and when the key's pump is subscribed already
    * (lingering) the wait skips the pump's first attempt (see wait()): one round trip
-   * less per contended wait.
+   * less per contended wait. The caller reports the attempt's end to joinSettled().
    */
   joining(request: AcquireRequest): ListedAttempt | undefined {
     if (request.primitive.waits !== 'local' || !this.host.store.waitingList) return undefined;
     const queue = this.queues.get(request.keys.id);
+    this.joinsOut += 1;
     return { sent: queue?.subscribed && queue.idle ? { queue, wakes: queue.wakes } : undefined, refused: undefined };
   }
 
   /**
-   * A caller's first attempt that joins the waiting list (joining()) is on its way. Should
-   * the client close before it settles, the call gets no wait that would leave the list,
-   * so the client leaves it as soon as the attempt has settled; close() waits for that
-   * (leaveAll). Granted, the leave finds nothing to remove.
+   * The first attempt of a joining() call has settled (before its outcome is acted on).
+   * Closed meanwhile, the call gets no wait that would leave the list, so the client
+   * leaves it now (granted, the leave finds nothing to remove); close() waits for every
+   * such attempt (leaveAll). A counter, not a tracked promise: the hot path stays free
+   * of extra reactions.
    */
-  joinSent(keys: LockKeys, attempt: Promise<unknown>): void {
-    const settled = () => {
-      if (!this.host.closed) return;
+  joinSettled(keys: LockKeys): void {
+    this.joinsOut -= 1;
+    if (this.host.closed) {
       const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
       queue.listed = true;
       this.membership.leave(queue);
-    };
-    this.joins.track(attempt.then(settled, settled));
+    }
+    if (this.joinsOut === 0 && this.joinsDrained) {
+      this.joinsDrained.resolve();
+      this.joinsDrained = undefined;
+    }
   }
 
   /**
@@ -136,7 +142,7 @@ export class LocalWaits {
     return new Promise<Hold | null>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       // Closed while the call's first attempt was out: no pump (it would subscribe after
-      // close()); the attempt's join, if any, is left by joinSent().
+      // close()); the attempt's join, if any, is left by joinSettled().
       if (this.host.closed) return void this.host.rejectingWaits.then(() => reject(new LockError('client closed')));
       let queue = this.queues.get(keys.id);
       if (!queue) this.queues.set(keys.id, (queue = new WaitQueue(keys)));
@@ -265,8 +271,15 @@ export class LocalWaits {
    */
   async leaveAll(): Promise<void> {
     for (const queue of this.queues.values()) this.membership.leave(queue);
-    // First attempts still out leave once they have settled (joinSent).
-    await this.joins.settled();
+    // First attempts still out leave once they have settled (joinSettled).
+    if (this.joinsOut > 0) {
+      if (!this.joinsDrained) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => (resolve = r));
+        this.joinsDrained = { promise, resolve };
+      }
+      await this.joinsDrained.promise;
+    }
     await this.membership.settled();
   }
 }
