@@ -106,7 +106,7 @@ export class TcpProxy {
   }
 
   /**
-   * Forwards again (after blackhole() or loseReplies()). What was sent during the blackhole is gone, so a
+   * Forwards again (after blackhole(), loseReplies() or delayReplies()). What was sent during the blackhole is gone, so a
    * connection that lost part of a request/reply stream is out of step
    * (replies no longer match commands): use drop() for those, or new connections.
    */
@@ -114,6 +114,7 @@ export class TcpProxy {
     this.stalled = false;
     this.repliesLost = false;
     this.repliesToPass = undefined;
+    this.deliverReplies();
     for (const pair of [...this.pairs]) {
       if (pair.halfDead) this.destroy(pair, 'close');
     }
