@@ -48,8 +48,8 @@ export class LocalWaits {
   private readonly stalls: SelfDeadlockWatch;
   /** Callers' first attempts out that join a waiting list (joining() to joinSettled()). */
   private joinsOut = 0;
-  /** close() waiting for joinsOut to reach 0 (leaveAll). */
-  private joinsDrained: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  /** close() calls waiting for joinsOut to reach 0 (leaveAll). */
+  private readonly joinsDrained: (() => void)[] = [];
 
   constructor(private readonly host: WaitHost) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
@@ -101,6 +101,13 @@ export class LocalWaits {
     return { sent: queue?.subscribed && queue.idle ? { queue, wakes: queue.wakes } : undefined, refused: undefined };
   }
 
+  /** The key's queue (a new one if it has none), marked as on the list: a join may have landed. */
+  private listedQueue(keys: LockKeys): WaitQueue {
+    const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
+    queue.listed = true;
+    return queue;
+  }
+
   /**
    * The first attempt of a joining() call has settled (before its outcome is acted on).
    * Closed meanwhile, the call gets no wait that would leave the list, so the client
@@ -110,15 +117,8 @@ export class LocalWaits {
    */
   joinSettled(keys: LockKeys): void {
     this.joinsOut -= 1;
-    if (this.host.closed) {
-      const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
-      queue.listed = true;
-      this.membership.leave(queue);
-    }
-    if (this.joinsOut === 0 && this.joinsDrained) {
-      this.joinsDrained.resolve();
-      this.joinsDrained = undefined;
-    }
+    if (this.host.closed) this.membership.leave(this.listedQueue(keys));
+    if (this.joinsOut === 0) for (const drained of this.joinsDrained.splice(0)) drained();
   }
 
   /**
@@ -127,8 +127,7 @@ export class LocalWaits {
    * of its own on the key keeps the place.
    */
   joinedWithoutWait(keys: LockKeys): void {
-    const queue = this.queues.get(keys.id) ?? new WaitQueue(keys);
-    queue.listed = true;
+    const queue = this.listedQueue(keys);
     if (queue.pumping) queue.wake(); // an idle pump leaves the list
     else this.membership.leave(queue);
   }
@@ -272,14 +271,7 @@ export class LocalWaits {
   async leaveAll(): Promise<void> {
     for (const queue of this.queues.values()) this.membership.leave(queue);
     // First attempts still out leave once they have settled (joinSettled).
-    if (this.joinsOut > 0) {
-      if (!this.joinsDrained) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => (resolve = r));
-        this.joinsDrained = { promise, resolve };
-      }
-      await this.joinsDrained.promise;
-    }
+    if (this.joinsOut > 0) await new Promise<void>((resolve) => this.joinsDrained.push(resolve));
     await this.membership.settled();
   }
 }
