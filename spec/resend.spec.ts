@@ -4,6 +4,8 @@ import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { nextEvent, waitFor } from './helpers/wait';
 import { commandCalls } from './helpers/command-stats';
+import * as acquireScripts from '../lib/store/scripts/acquire';
+import * as releaseScripts from '../lib/store/scripts/release';
 
 // Replies lost with the connection. ioredis resends a command whose reply never came
 // once it reconnects (autoResendUnfulfilledCommands, on by default), so a script can run
@@ -161,17 +163,18 @@ it.each([false, true])('completes a last unlock whose resend finds the lock alre
 
 it('keeps the grant of a retry by the same owner while its timed-out attempt is given back', async () => {
   // Not a resend, but the case a "was this call applied already?" check in the script
-  // confuses with one: the same owner's second attempt reaches Redis before the give-back
-  // of its first (which timed out, then was granted late).
+  // confuses with one: the same owner's second attempt, made while its first (timed out,
+  // then granted late) is still out. It waits for that grant's give-back (exactly-once.ts
+  // rule 7), then takes the lock.
   const client = await clientOn(server.port, {}, { watchdogTimeout: 2_000, commandTimeout: 200 });
   const lock = client.getLock(`resend-${++n}`);
   const before = await evalshaCalls();
   await client.scope(async () => {
     await admin.client('PAUSE', 300, 'WRITE');
     await expect(lock.tryLock()).rejects.toThrow(/no reply within 200 ms/);
-    expect(await lock.tryLock()).toBe(true); // sent before the pause ends: granted after the first
-    // Once the first attempt's late grant has been given back (a third script call after
-    // the two acquires), one level must remain, ours.
+    expect(await lock.tryLock()).toBe(true); // made before the pause ends
+    // The first attempt's late grant given back, the second granted (three script
+    // calls): one level must remain, ours.
     await waitFor(async () => (await evalshaCalls()) >= before + 3, { timeout: 1_000, interval: 5, message: 'the give-back' });
     expect(await levels(lock.name)).toEqual([1]);
     expect(await lock.isHeldByCurrentScope()).toBe(true);
@@ -292,6 +295,46 @@ describe('a give-back of a reentry granted late, resent', () => {
       await lock.unlock();
     });
     expect(await admin.exists(key(lock.name))).toBe(0);
+  });
+});
+
+// An acquisition out past its bound may still run, and a Cluster retries a call whose
+// connection closed after a delay, behind the owner's later calls: a later attempt's
+// level set (rule 2) before the earlier one's late grant was given back left one
+// give-back too many, which freed the lock under its new holder (exactly-once.ts rule 7).
+describe('an acquisition still out past its bound', () => {
+  it.each([false, true])('holds the owner\'s next attempt back until it has settled and been given back (fair: %s)', async (fair) => {
+    const client = await clientOn(proxy.port, { retryStrategy: () => 20 }, { watchdogTimeout: 1_000, commandTimeout: 100 });
+    const lock = fair ? client.getFairLock(`resend-${++n}`) : client.getLock(`resend-${++n}`);
+    const [acquireSha, releaseSha] = fair ? [acquireScripts.fairAcquire.sha, releaseScripts.fairRelease.sha] : [acquireScripts.acquire.sha, releaseScripts.release.sha];
+    const failures: Error[] = [];
+    client.on('acquireFailed', (e) => failures.push(e.error));
+    const monitor = await admin.monitor();
+    /** This lock's acquire and release script runs, in the server's order. */
+    const runs: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() !== 'evalsha' || !args.includes(key(lock.name))) return;
+      if (args[1] === acquireSha) runs.push('acquire');
+      else if (args[1] === releaseSha) runs.push('release');
+    });
+    try {
+      proxy.blackhole();
+      const taken = lock.tryLock(5_000);
+      // The first attempt times out; the ones after it wait for it, sending nothing.
+      await waitFor(() => failures.length >= 3, { timeout: 3_000, message: 'three failed attempts' });
+      expect(failures[0]!.message).toMatch(/no reply within 100 ms/);
+      for (const later of failures.slice(1)) expect(later.message).toMatch(/an earlier call of this owner on/);
+      await resetAndReconnect(client);
+      expect(await taken).toBe(true);
+      // ioredis resent the first attempt: granted late, given back; then one attempt more.
+      await waitFor(() => runs.length >= 3, { timeout: 2_000, message: 'the runs seen by the monitor' });
+      expect(runs).toEqual(['acquire', 'release', 'acquire']);
+      expect(await levels(lock.name)).toEqual([1]);
+      await lock.unlock();
+      expect(await admin.exists(key(lock.name))).toBe(0);
+    } finally {
+      monitor.disconnect();
+    }
   });
 });
 

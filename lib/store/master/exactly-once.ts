@@ -6,8 +6,14 @@ import type { LockKeys, NextOwner } from '../types.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { LockError } from '../../errors/LockError.js';
 import { boundThen, withTimeout } from '../../util/timeout.js';
+import { UnsettledCalls } from './unsettled.js';
 
 const now = () => performance.now();
+
+/** Bound of a give-back sent in the background (rules 3, 4 after a call's bound ran out). */
+const GIVE_BACK_TIMEOUT = 5_000;
+/** The bound's message when an acquisition could not go out (see UnsettledCalls). */
+const BEHIND = 'an earlier call of this owner on';
 
 /** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
 export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
@@ -34,13 +40,21 @@ export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: n
  *    twice: its level is set to the client's count afterwards (set-level.lua); found
  *    no longer held then, it is no grant (the attempt fails).
  * 3. A grant that failed with its connection, maybe after the server ran it, is given
- *    back (a new hold) or set back (a reentry).
+ *    back (a new hold) or set back (a reentry); one that failed so after its call
+ *    timed out is given back as in rule 4.
  * 4. A grant that arrives after its call timed out is given back, passing the client's
  *    levels + 1, so a resend of the give-back drops nothing the owner still holds.
  * 5. A last release answered "not held" after a reconnect was a resend of one that
  *    already ran: the hold ended either way, so it counts as released.
  * 6. A release that may have handed the lock to a waiter the client still treats as
  *    waiting (its reply lost or late) is taken back before that waiter retries.
+ * 7. Each rule counts on the owner having no other call on the lock out: a call still
+ *    out past its bound (with the give-back it may cause), and any give-back, hold the
+ *    owner's next acquisition of that lock back until they settle (unsettled.ts). A
+ *    Cluster retries a call whose connection closed after a delay, so an owner's calls
+ *    could otherwise reach Redis out of order: a later attempt's level set (rule 2)
+ *    ahead of an earlier attempt's late give-back (rule 4) would leave one give-back
+ *    too many, freeing the lock under its new holder.
  */
 export class ExactlyOnce {
   /**
@@ -49,6 +63,7 @@ export class ExactlyOnce {
    */
   epoch = 0;
   private readonly offBreak: () => void;
+  private readonly unsettled = new UnsettledCalls();
 
   constructor(
     private readonly connection: RedisClientPort,
@@ -67,11 +82,29 @@ export class ExactlyOnce {
 
   /**
    * Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4).
-   * Resolves with `finish(reply)`, once the reply counts.
+   * `send` sends it: at once, or once owner's earlier calls on the lock have settled
+   * (unsettled.ts), within the same `timeout`. Resolves with `finish(reply)`, once the
+   * reply counts.
    * Not async: a reply in the same epoch settles it in one step (the hot path), the
    * caller's `finish` included.
    */
-  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, send: () => Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+    if (this.unsettled.clear(k, owner)) return this.granted(k, owner, held, timeout, fair, send(), finish);
+    const until = now() + timeout;
+    return this.unsettled.settled(k, owner, timeout, BEHIND).then(() => this.granted(k, owner, held, Math.max(1, until - now()), fair, send(), finish));
+  }
+
+  /** Waits, within `timeout`, until owner's earlier calls on the lock have settled (for primitives with their own grant: semaphore.ts). */
+  settled(k: LockKeys, owner: string, timeout: number): Promise<void> | undefined {
+    return this.unsettled.clear(k, owner) ? undefined : this.unsettled.settled(k, owner, timeout, BEHIND);
+  }
+
+  /** Owner's next acquisitions of the lock wait for `call`, out past its bound, and what it started (for semaphore.ts). */
+  unanswered(k: LockKeys, owner: string, call: Promise<unknown>): void {
+    this.unsettled.record(k, owner, call);
+  }
+
+  private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
     const epoch = this.epoch;
     return boundThen(
       call,
@@ -85,9 +118,17 @@ export class ExactlyOnce {
 
   private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
-      call.then(
-        (late) => void (late.granted && this.giveBack(k, owner, fair, 5_000, this.levelsNow(k.id, owner) + 1)),
-        () => undefined,
+      // Still out: it may grant late (rule 4), or fail with its connection after the
+      // server ran it (rule 3); either way one level is given back, passing the levels
+      // Redis counts with it, so a give-back of a grant that never ran drops nothing.
+      const giveBack = () => this.giveBack(k, owner, fair, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, owner) + 1);
+      this.unsettled.record(
+        k,
+        owner,
+        call.then(
+          (late) => late.granted && giveBack(),
+          () => this.epoch !== epoch && giveBack(),
+        ),
       );
     } else if (this.epoch !== epoch) {
       if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
@@ -100,7 +141,10 @@ export class ExactlyOnce {
    * Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6).
    * Resolves with `finish(reply)`. Not async, like grant().
    */
-  release<R>(k: LockKeys, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
+  release<R>(k: LockKeys, owner: string, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
+    // A give-back passes one level more than the client holds (rules 3, 4): owner's
+    // next acquisition of the lock waits for it (rule 7).
+    if (held > this.levelsNow(k.id, owner)) this.unsettled.record(k, owner, call);
     const epoch = this.epoch;
     return boundThen(
       call,
@@ -108,7 +152,7 @@ export class ExactlyOnce {
       'release',
       k.name,
       (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? this.resentRelease(k, next, timeout).then(finish) : finish(reply)),
-      (error: unknown) => this.releaseFailed(k, timeout, next, call, error),
+      (error: unknown) => this.releaseFailed(k, owner, timeout, next, call, error),
     );
   }
 
@@ -119,10 +163,13 @@ export class ExactlyOnce {
     return { kind: 'released', receivers: 0 };
   }
 
-  private async releaseFailed(k: LockKeys, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, error: unknown): Promise<never> {
+  private async releaseFailed(k: LockKeys, owner: string, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, error: unknown): Promise<never> {
+    // A release run after the same owner (a scope) took the lock again would free it
+    // under that new hold: its next acquisitions wait for this one to settle.
+    if (error instanceof CommandTimeoutError) this.unsettled.record(k, owner, call);
     if (next) {
       // Timed out: the hand-off may still happen, and the waiter it named has moved on.
-      if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, 5_000), () => undefined);
+      if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, GIVE_BACK_TIMEOUT), () => undefined);
       // Failed with its connection (a Cluster gives up rather than resending), maybe
       // after the server ran it: taken back before the waiter retries on its own.
       else await this.takeBack(k, next, timeout);
@@ -146,9 +193,10 @@ export class ExactlyOnce {
     for (;;) {
       const left = until - now();
       if (left <= 0) return 'unknown';
-      const held = await withTimeout(maintain.setLevel.run(this.connection, [k.key], [owner, level]), left, 'acquire', k.name).then(
+      const call = maintain.setLevel.run(this.connection, [k.key], [owner, level]);
+      const held = await withTimeout(call, left, 'acquire', k.name).then(
         (set) => (set ? 'set' : 'notHeld'),
-        () => undefined,
+        (error: unknown) => void (error instanceof CommandTimeoutError && this.unsettled.record(k, owner, call)),
       );
       if (held) return held;
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -124,12 +124,15 @@ export class MasterStore implements Store {
 
   // Not async: one step from the reply to the result.
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
-    const sentAt = now();
+    let sentAt = 0;
     const waiter = this.waitingList?.id ?? '';
     const keys = waiter === '' ? [k.key, k.fence] : [k.key, k.fence, k.waiting, k.alive];
     const args = acquireScripts.acquireArgs(owner, lease, waiter, this.keyRetention, this.publish, queued);
-    const call = this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, call, (reply) => {
+    const send = () => {
+      sentAt = now();
+      return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
+    };
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, send, (reply) => {
       this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
       return granted(reply, sentAt, lease);
     });
@@ -146,7 +149,7 @@ export class MasterStore implements Store {
     const call = next
       ? releaseScripts.releaseTo.run(this.connection, [k.key, k.waiting, k.alive, k.fence], releaseScripts.releaseToArgs(owner, waiter, next, held, this.publish, this.keyRetention))
       : releaseScripts.release.run(this.connection, waiter === '' ? [k.key] : [k.key, k.waiting, k.alive], releaseScripts.releaseArgs(owner, waiter, held, this.publish, wakeHead));
-    return this.once.release(k, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
+    return this.once.release(k, owner, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
   }
 
   /**
@@ -250,16 +253,19 @@ export class MasterStore implements Store {
   }
 
   private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
-    const sentAt = now();
+    let sentAt = 0;
     const keys = [k.key, k.fence, k.queue, k.deadlines];
     const args: [string, number, number, '1' | '0', string, PublishVerb, number] = [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention];
-    const call = this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, call, (reply) => granted(reply, sentAt, lease));
+    const send = () => {
+      sentAt = now();
+      return this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
+    };
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, send, (reply) => granted(reply, sentAt, lease));
   }
 
   private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]);
-    const reply = await this.once.release(k, held, timeout, undefined, call, identity);
+    const reply = await this.once.release(k, owner, held, timeout, undefined, call, identity);
     // A fair release wakes only the queue's head, which is never one of ours to yield to.
     return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);
   }

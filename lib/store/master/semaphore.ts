@@ -32,7 +32,10 @@ const GIVE_BACK_TIMEOUT = 5_000;
  *   grant the client did register keeps its level;
  * - a release passes the levels the client holds and applies only when Redis has as
  *   many (rule 1); a last release answered "not held" after a reconnect was a resend
- *   of one that ran (rule 5: ExactlyOnce.release). Rule 6 has no use: no hand-off.
+ *   of one that ran (rule 5: ExactlyOnce.release). Rule 6 has no use: no hand-off;
+ * - an id's acquire is not sent while an earlier call of that id is out past its
+ *   bound, or a give-back of it is out (rule 7): a grant given back after the next
+ *   attempt's levels were settled would take a permit the client holds.
  */
 export class MasterSemaphore implements SemaphoreStore {
   readonly renewal: RenewScript = { script: semRenew, arity: 4, keys: semKeys };
@@ -48,9 +51,12 @@ export class MasterSemaphore implements SemaphoreStore {
   }
 
   async acquire(k: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult> {
+    const until = now() + timeout;
+    const earlier = this.once.settled(k, id, timeout);
+    if (earlier) await earlier;
     const sentAt = now();
     const call = semAcquire.run(this.connection, semKeys(k), [id, permits, limit, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
-    const reply = await this.grant(k, id, timeout, call);
+    const reply = await this.grant(k, id, Math.max(1, until - sentAt), call);
     // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
     if (reply.granted) return { granted: true, token: 0, validUntil: sentAt + lease - safety(lease) };
     if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
@@ -59,7 +65,7 @@ export class MasterSemaphore implements SemaphoreStore {
 
   async release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = semRelease.run(this.connection, semKeys(k), [id, held, k.fairChannel, this.publish]);
-    const reply = await this.once.release(k, held, timeout, undefined, call, identity);
+    const reply = await this.once.release(k, id, held, timeout, undefined, call, identity);
     if (reply.kind === 'handedOff') throw new Error('holdfast internal: a semaphore release never hands off');
     return reply;
   }
@@ -81,8 +87,17 @@ export class MasterSemaphore implements SemaphoreStore {
     try {
       reply = await withTimeout(call, timeout, 'acquire', k.name);
     } catch (error) {
-      if (error instanceof CommandTimeoutError) call.then((late) => void (late.granted && this.giveBack(k, id, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, id) + 1)), () => undefined);
-      else if (this.once.epoch !== epoch) await this.giveBack(k, id, timeout, 1);
+      if (error instanceof CommandTimeoutError) {
+        const giveBack = () => this.giveBack(k, id, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, id) + 1);
+        this.once.unanswered(
+          k,
+          id,
+          call.then(
+            (late) => late.granted && giveBack(),
+            () => this.once.epoch !== epoch && giveBack(),
+          ),
+        );
+      } else if (this.once.epoch !== epoch) await this.giveBack(k, id, timeout, 1);
       throw error;
     }
     if (reply.granted && this.once.epoch !== epoch) await this.giveBack(k, id, timeout, this.levelsNow(k.id, id) + 2);
