@@ -310,6 +310,9 @@ it("hands out a token above a stale holder's counter when restarted masters gran
   for (let i = 0; i < 5; i++) await a.getLock(lockName).run(async () => undefined);
   const held = a.getLock(lockName);
   const { token } = await held.acquire();
+  // acquire() answers once a majority granted; the calls to the other masters run on. One
+  // still out at the kill would be resent to its restarted master and put the hold there.
+  await waitFor(async () => (await presence(lockName)).every((p) => p === 1), { timeout: 2_000, message: 'the hold on every master' });
   // Bounded by the kills and restarts of three servers on a loaded host, plus the lease:
   // ~130 ms after the kills on an idle machine, but one fresh-clone CI run (the whole
   // suite on 2 cores) saw nothing within 3 s, so the bound is generous.
