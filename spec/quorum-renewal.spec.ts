@@ -25,3 +25,13 @@ it('reads the item at its index in every master\'s batch', () => {
   expect(tallyRenewal(perMaster, 0, 2)).toEqual({ outcome: 'renewed', lostOn: [2] });
   expect(tallyRenewal(perMaster, 1, 2)).toEqual({ outcome: 'gone' });
 });
+
+it('counts no renewal of a master whose connection broke while the batch was out (it may have restarted empty)', () => {
+  // 3 of 5 restarted empty: two renewed just before they died, the third answered the resend.
+  const perMaster = [reply(renewed), reply(renewed), reply(deleted), reply(renewed), reply(renewed)];
+  expect(tallyRenewal(perMaster, 0, 3)).toEqual({ outcome: 'renewed', lostOn: [2] });
+  const tally = tallyRenewal(perMaster, 0, 3, [true, true, true, false, false]);
+  expect(tally).toMatchObject({ outcome: 'failed', error: { message: expect.stringMatching(/broke while the renewal batch was out/) } });
+  // Its "gone" still counts: the next round, every restarted master says so.
+  expect(tallyRenewal([reply(deleted), reply(deleted), reply(deleted), reply(renewed), reply(renewed)], 0, 3, [true, true, true, false, false])).toEqual({ outcome: 'gone' });
+});

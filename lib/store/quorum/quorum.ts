@@ -235,10 +235,12 @@ export class QuorumStore implements Store {
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
     const sentAt = now();
     const mark = this.ended.begin();
+    const epochs = this.masters.map((m) => m.epoch);
     const perMaster = await Promise.all(this.all((m) => m.renew(items, timeout)));
+    const broke = this.masters.map((m, j) => m.epoch !== epochs[j]);
     const putBack: RenewItem[][] = this.masters.map(() => []);
     const outcomes = items.map((item, i): RenewOutcome => {
-      const tally = tallyRenewal(perMaster, i, this.quorum);
+      const tally = tallyRenewal(perMaster, i, this.quorum, broke);
       if (tally.outcome === 'gone') return { ok: false, reason: 'quorum' };
       if (tally.outcome === 'failed') return { ok: false, error: tally.error };
       // Only a lock hash is put back (restore.lua writes one); other primitives refuse quorum mode.
