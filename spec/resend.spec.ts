@@ -300,8 +300,8 @@ describe('a give-back of a reentry granted late, resent', () => {
 
 // An acquisition out past its bound may still run, and a Cluster retries a call whose
 // connection closed after a delay, behind the owner's later calls: a later attempt's
-// level set (rule 2) before the earlier one's late grant was given back left one
-// give-back too many, which freed the lock under its new holder (exactly-once.ts rule 7).
+// level set (rule 2) ahead of the earlier one's late give-back would leave one give-back
+// too many, freeing the lock under its new holder (exactly-once.ts rule 7).
 describe('an acquisition still out past its bound', () => {
   it.each([false, true])('holds the owner\'s next attempt back until it has settled and been given back (fair: %s)', async (fair) => {
     const client = await clientOn(proxy.port, { retryStrategy: () => 20 }, { watchdogTimeout: 1_000, commandTimeout: 100 });
