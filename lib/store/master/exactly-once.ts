@@ -89,19 +89,39 @@ export class ExactlyOnce {
    * caller's `finish` included.
    */
   grant<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, send: () => Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
-    if (this.unsettled.clear(k, owner)) return this.granted(k, owner, held, timeout, fair, send(), finish);
+    const earlier = this.settled(k, owner, timeout);
+    if (!earlier) return this.granted(k, owner, held, timeout, fair, send(), finish);
+    return earlier.then((left) => this.granted(k, owner, held, left, fair, send(), finish));
+  }
+
+  /**
+   * undefined when owner has no earlier call on the lock unsettled (send at once); else
+   * the time left of `timeout` once they have settled (rejects with a CommandTimeoutError
+   * if they outlast it). For acquisitions with a grant of their own too: semaphore.ts.
+   */
+  settled(k: LockKeys, owner: string, timeout: number): Promise<number> | undefined {
+    if (this.unsettled.clear(k, owner)) return undefined;
     const until = now() + timeout;
-    return this.unsettled.settled(k, owner, timeout, BEHIND).then(() => this.granted(k, owner, held, Math.max(1, until - now()), fair, send(), finish));
+    return this.unsettled.settled(k, owner, timeout, BEHIND).then(() => Math.max(1, until - now()));
   }
 
-  /** Waits, within `timeout`, until owner's earlier calls on the lock have settled (for primitives with their own grant: semaphore.ts). */
-  settled(k: LockKeys, owner: string, timeout: number): Promise<void> | undefined {
-    return this.unsettled.clear(k, owner) ? undefined : this.unsettled.settled(k, owner, timeout, BEHIND);
-  }
-
-  /** Owner's next acquisitions of the lock wait for `call`, out past its bound, and what it started (for semaphore.ts). */
-  unanswered(k: LockKeys, owner: string, call: Promise<unknown>): void {
-    this.unsettled.record(k, owner, call);
+  /**
+   * An acquisition whose bound ran out, still out: it may grant late (rule 4), or fail
+   * with its connection after the server ran it (rule 3). Either way one level is given
+   * back, passing the levels Redis counts with it (the client's + 1), so a give-back of
+   * a grant that never ran drops nothing; owner's next acquisitions of the lock wait
+   * for all of it (rule 7). `epoch`: the connection's when the call was sent.
+   */
+  unanswered(k: LockKeys, owner: string, call: Promise<{ granted: boolean }>, epoch: number, giveBack: (timeout: number, levels: number) => Promise<unknown>): void {
+    const back = () => giveBack(GIVE_BACK_TIMEOUT, this.levelsNow(k.id, owner) + 1);
+    this.unsettled.record(
+      k,
+      owner,
+      call.then(
+        (late) => late.granted && back(),
+        () => this.epoch !== epoch && back(),
+      ),
+    );
   }
 
   private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
@@ -118,18 +138,7 @@ export class ExactlyOnce {
 
   private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
-      // Still out: it may grant late (rule 4), or fail with its connection after the
-      // server ran it (rule 3); either way one level is given back, passing the levels
-      // Redis counts with it, so a give-back of a grant that never ran drops nothing.
-      const giveBack = () => this.giveBack(k, owner, fair, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, owner) + 1);
-      this.unsettled.record(
-        k,
-        owner,
-        call.then(
-          (late) => late.granted && giveBack(),
-          () => this.epoch !== epoch && giveBack(),
-        ),
-      );
+      this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, fair, bound, levels));
     } else if (this.epoch !== epoch) {
       if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
       else await this.settleLevel(k, owner, held, timeout);

@@ -14,9 +14,6 @@ const now = () => performance.now();
 /** The keys every semaphore script takes (H, Z, Q, D of _semPrune.lua): one `{name}` hash tag, one slot. */
 const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines];
 
-/** Bound of a give-back sent in the background. */
-const GIVE_BACK_TIMEOUT = 5_000;
-
 /**
  * The semaphore on one master or a Cluster (MasterStore's `semaphore` capability).
  *
@@ -51,12 +48,11 @@ export class MasterSemaphore implements SemaphoreStore {
   }
 
   async acquire(k: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult> {
-    const until = now() + timeout;
     const earlier = this.once.settled(k, id, timeout);
-    if (earlier) await earlier;
+    const left = earlier ? await earlier : timeout;
     const sentAt = now();
     const call = semAcquire.run(this.connection, semKeys(k), [id, permits, limit, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
-    const reply = await this.grant(k, id, Math.max(1, until - sentAt), call);
+    const reply = await this.grant(k, id, left, call);
     // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
     if (reply.granted) return { granted: true, token: 0, validUntil: sentAt + lease - safety(lease) };
     if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
@@ -87,17 +83,8 @@ export class MasterSemaphore implements SemaphoreStore {
     try {
       reply = await withTimeout(call, timeout, 'acquire', k.name);
     } catch (error) {
-      if (error instanceof CommandTimeoutError) {
-        const giveBack = () => this.giveBack(k, id, GIVE_BACK_TIMEOUT, this.levelsNow(k.id, id) + 1);
-        this.once.unanswered(
-          k,
-          id,
-          call.then(
-            (late) => late.granted && giveBack(),
-            () => this.once.epoch !== epoch && giveBack(),
-          ),
-        );
-      } else if (this.once.epoch !== epoch) await this.giveBack(k, id, timeout, 1);
+      if (error instanceof CommandTimeoutError) this.once.unanswered(k, id, call, epoch, (bound, levels) => this.giveBack(k, id, bound, levels));
+      else if (this.once.epoch !== epoch) await this.giveBack(k, id, timeout, 1);
       throw error;
     }
     if (reply.granted && this.once.epoch !== epoch) await this.giveBack(k, id, timeout, this.levelsNow(k.id, id) + 2);
