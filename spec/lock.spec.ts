@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
-import { waitingWake as waitingWakeLua } from '../lib/store/scripts/sources';
+import { acquire as acquireLua, release as releaseLua, waitingWake as waitingWakeLua } from '../lib/store/scripts/sources';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls, socketReads } from './helpers/command-stats';
@@ -530,7 +530,7 @@ describe('waiting', () => {
     }
   });
 
-  it('lets a waiting client in after at most 8 sections of another that re-locks at once, before its 50 ms turn', async () => {
+  it('lets a waiting client in once its turn is over, however fast another client re-locks', async () => {
     const other = new LockClient(conn);
     const lockName = name();
     const looping = other.getLock(lockName);
@@ -539,13 +539,17 @@ describe('waiting', () => {
       await looping.lock();
       let sections = 0;
       let waiterIn = -1;
-      const waited = waiter.lock().then(() => {
+      let inAt = 0;
+      const waited = waiter.lock().then(async () => {
         waiterIn = sections;
+        inAt = await serverMs();
         return waiter.unlock();
       });
       await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { interval: 1, message: 'the waiter on the waiting list' });
-      // Each section is well under a millisecond here: the turn alone would let ~100 by.
-      while (waiterIn < 0 && sections < 2_000) {
+      const joined = Number((await redis.zrange(`${key(lockName)}:waiting`, 0, 0, 'WITHSCORES'))[1]);
+      // Each section is well under a millisecond here: until the waiter's turn the looping
+      // client goes on (no cross-client wake-up per section), and then it is refused.
+      while (waiterIn < 0 && sections < 20_000) {
         await looping.unlock();
         await looping.lock();
         sections += 1;
@@ -553,10 +557,77 @@ describe('waiting', () => {
       await looping.unlock();
       await waited;
       expect(waiterIn).toBeGreaterThanOrEqual(0);
-      expect(waiterIn).toBeLessThanOrEqual(8 + 1);
+      // Its turn is 50 ms from joining (it may come sooner: a head takes the lock whenever
+      // it finds it free); once the turn is over the refused re-lock wakes it at once.
+      expect(inAt - joined).toBeLessThan(1_000);
     } finally {
       await other.close();
     }
+  });
+
+  describe('turns on the waiting list (acquire.lua called directly)', () => {
+    /** One call of acquire.lua as client `client` (owner `${client}:o`) that may wait: {granted, pttl|token, counter, turnIn}. */
+    const acquireAs = (lockName: string, client: string) =>
+      redis.eval(acquireLua, 4, key(lockName), `${key(lockName)}:fence`, `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${client}:o`, 10_000, client, '', 'publish', '1') as Promise<number[]>;
+
+    it('shares the turns among the waiting clients: with three listed, the head gets 70 / 3 - 1 ms, not 50', async () => {
+      const lockName = name();
+      await redis.hset(key(lockName), 'holder', 1);
+      await redis.pexpire(key(lockName), 10_000);
+      const [, , , alone] = await acquireAs(lockName, 'a');
+      expect(alone).toBeGreaterThan(40);
+      expect(alone).toBeLessThanOrEqual(50);
+      await acquireAs(lockName, 'b');
+      await acquireAs(lockName, 'c');
+      const [granted, , , shared] = await acquireAs(lockName, 'a');
+      expect(granted).toBe(0);
+      expect(shared).toBeLessThanOrEqual(Math.ceil(70 / 3 - 1));
+      await redis.del(key(lockName), `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
+    });
+
+    it("lets another client take the free lock any number of times within the head's turn (a time, not a count)", async () => {
+      const lockName = name();
+      const now = await serverMs();
+      // Head 'h' joined just now: its turn (50 ms alone) is still to come.
+      await redis.zadd(`${key(lockName)}:waiting`, now, 'h');
+      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h');
+      await redis.pexpire(`${key(lockName)}:waiting`, 6_000);
+      await redis.pexpire(`${key(lockName)}:alive`, 6_000);
+      try {
+        const grants: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          grants.push((await acquireAs(lockName, 'x'))[0]);
+          await redis.eval(releaseLua, 3, key(lockName), `${key(lockName)}:waiting`, `${key(lockName)}:alive`, 'x:o', 'x');
+        }
+        expect(grants).toEqual(new Array(20).fill(1));
+        expect(await redis.zrange(`${key(lockName)}:waiting`, 0, -1)).toEqual(['h']);
+      } finally {
+        await redis.del(`${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
+      }
+    });
+
+    it('wakes the head whose turn came while the lock stood free, when it refuses another client', async () => {
+      const lockName = name();
+      const now = await serverMs();
+      // Head 'h' joined a second ago (its turn is over) and is alive; the lock is free.
+      await redis.zadd(`${key(lockName)}:waiting`, now - 1_000, 'h');
+      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h');
+      await redis.pexpire(`${key(lockName)}:waiting`, 6_000);
+      await redis.pexpire(`${key(lockName)}:alive`, 6_000);
+      const listener = redis.duplicate();
+      const heard: string[] = [];
+      try {
+        listener.on('message', (_channel: string, message: string) => heard.push(message));
+        await listener.subscribe(`${key(lockName)}:ch:h`);
+        const [granted, pttl] = await acquireAs(lockName, 'x');
+        expect([granted, pttl]).toEqual([0, -2]);
+        await waitFor(() => heard.length > 0, { message: "the head's wake-up" });
+        expect(heard).toEqual(['h']);
+      } finally {
+        listener.disconnect();
+        await redis.del(`${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
+      }
+    });
   });
 
   it('close() resolves after the client has left the waiting list, so no dead entry heads it', async () => {

@@ -5,21 +5,25 @@
 -- a client whose deadline passed died and leaves at the head). A client joins when its waiting
 -- attempt is refused, keeps its place while it retries (each retry moves its
 -- deadline), and leaves when it takes the lock or stops waiting.
--- Turns: while the head has waited less than `turn` ms, whoever comes first may take
--- the free lock (the releasing client's next section costs no wake-up in another
--- process), at most BARGE_MAX times (a count kept as the member '#barged' of `alive`,
--- never a client id, reset when a head is served); after that the free lock is the
--- head's alone. Every wait at the head is bounded by `turn` plus one wake-up, and
--- by BARGE_MAX sections of others: without the count, the releasing client, always
--- first at the free lock, kept it for the whole turn (16 clients on one key: 63 to
--- 2,176 sections per client in 3 s).
+-- Turns: while the head has headed the list for less than its turn, whoever comes
+-- first may take the free lock (a client that re-locks at once keeps going without a
+-- cross-process wake-up, which costs more than a section); after that the free lock is
+-- the head's alone. With n clients on the list a turn is CYCLE_MS / n less WAKE_MS (the
+-- wake-up that ends it), at most TURN_MS: the last of them waits about CYCLE_MS
+-- however long the list is, and every client, once at the head, gets the lock for a
+-- turn of its own (equal shares). Turns long enough for many sections each keep
+-- wake-ups rare (a few per thousand sections with four busy clients); short enough that
+-- no wait is long. A head's tenure starts when it joined or when the head before it was
+-- served or left (the member '#head' of `alive`, never a client id, scored with that
+-- time); a dead head dropped on the way marks nothing (it has had its time already).
 -- All are fixed here, not sent with every call (each argument costs the client on the
--- hot path): TURN_MS is `turn`, ENTRY_LEASE an entry's lease (the client reads it from
--- this source, one constant per line: its waiters retry three times per lease, which
--- moves their deadlines).
+-- hot path): ENTRY_LEASE is an entry's lease (the client reads it from this source, one
+-- constant per line: its waiters retry three times per lease, which moves their
+-- deadlines).
 local TURN_MS = 50
+local CYCLE_MS = 70
+local WAKE_MS = 1
 local ENTRY_LEASE = 3000
-local BARGE_MAX = 8
 
 -- Wakes the waiting client `client` on its own channel (the lock's channel, ':', its id:
 -- LockKeys.channel and WaitingList.channel), so that no other waiting client's
@@ -57,23 +61,27 @@ local function headOf(waiting, alive, entry)
   end
 end
 
--- One more grant ahead of the waiting head: returns how many since a head was last
--- served. A first count may create `alive` (its waiters gone meanwhile): it gets the
--- list's TTL, so the count never outlives the list.
-local function barged(alive, entry)
-  local n = tonumber(redis.call('zincrby', alive, 1, '#barged'))
-  if n == 1 then redis.call('pexpire', alive, entry * 2) end
-  return n
+-- How long until the turn of the head that joined at `since` comes (<= 0: it has come).
+local function turnLeft(waiting, alive, since, now)
+  local tenure = math.max(since, tonumber(redis.call('zscore', alive, '#head') or '0'))
+  return tenure + math.min(TURN_MS, CYCLE_MS / redis.call('zcard', waiting) - WAKE_MS) - now
+end
+
+-- A new head's tenure starts `now`. A first mark may create `alive` (its waiters gone
+-- meanwhile): it gets the list's TTL, so the mark never outlives the list.
+local function markHead(alive, entry, now)
+  if redis.call('zadd', alive, now, '#head') == 1 then redis.call('pexpire', alive, entry * 2) end
 end
 
 -- Takes `me` off the list (it got the lock, which it holds now). When it was the head,
--- a new head that has not waited `turn` yet is told when its turn comes (tellHead), so
--- it retries then (an older one is named by the next release). `head` is the head before.
-local function served(waiting, alive, entry, me, head, turn, channel, how)
+-- the new head's tenure starts and it is told when its turn comes (tellHead), so it
+-- retries then. `head` is the head before.
+local function served(waiting, alive, entry, me, head, channel, how)
   if redis.call('zrem', waiting, me) == 0 then return end
   redis.call('zrem', alive, me)
   if head ~= me then return end
-  redis.call('zrem', alive, '#barged')
   local nxt, since, now = headOf(waiting, alive, entry)
-  if nxt and now - since < turn then tellHead(channel, nxt, since + turn - now, how) end
+  if not nxt then return end
+  markHead(alive, entry, now)
+  tellHead(channel, nxt, turnLeft(waiting, alive, since, now), how)
 end

@@ -19,23 +19,21 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
   if held < levels then return {1, held} end
   -- The last level: nothing to decrement, the key (or the owner's field) goes below.
   if held > 1 then return {1, redis.call('hincrby', key, owner, -1)} end
-  local turn, entry = TURN_MS, ENTRY_LEASE
+  local entry = ENTRY_LEASE
   if me == '' then
     redis.call('del', key)
     return {2, notify(channel, 'released', how)}
   end
   local head, since, now = headOf(waiting, alive, entry)
-  -- Another client's turn has come (it waited `turn`, or others took the lock ahead of
-  -- it BARGE_MAX times): it goes first, even before our own next waiter, which counts
-  -- as one more taking ahead of it otherwise.
-  local theirs = head and head ~= me and (now - since >= turn or tonumber(redis.call('zscore', alive, '#barged') or '0') >= BARGE_MAX)
+  -- Another client's turn has come: it goes first, even before our own next waiter,
+  -- which takes the lock ahead of it otherwise (within its turn, as anyone may).
+  local theirs = head and head ~= me and turnLeft(waiting, alive, since, now) <= 0
   if nextOwner and not theirs then
-    if head and head ~= me then barged(alive, entry) end
     -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
     redis.call('hdel', key, owner)
     redis.call('hset', key, nextOwner, 1)
     redis.call('pexpire', key, nextLease)
-    if head then served(waiting, alive, entry, me, head, turn, channel, how) end
+    if head then served(waiting, alive, entry, me, head, channel, how) end
     return {3, mint(fence, retention)}
   end
   redis.call('del', key)

@@ -1,6 +1,6 @@
 -- Take the lock for ARGV[1] when the key is free and no other client's turn has come
--- (see _waiting.lua: a grant ahead of a waiting head counts against BARGE_MAX), or
--- reenter when ARGV[1] already holds it.
+-- (see _waiting.lua: the head's turn comes a share of CYCLE_MS after it became head),
+-- or reenter when ARGV[1] already holds it.
 -- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, and with a waiting list
 -- (none in quorum mode) KEYS[3] waiting clients, KEYS[4] their deadlines.
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] the caller's client id on the waiting list,
@@ -14,7 +14,7 @@
 -- lagging masters' counters; turnIn -1, or when the caller heads the list the ms until
 -- the free lock is its alone.
 local key, fence, owner, lease = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
-local waiting, alive, entry, turn = KEYS[3], KEYS[4], ENTRY_LEASE, TURN_MS
+local waiting, alive, entry = KEYS[3], KEYS[4], ENTRY_LEASE
 local me = waiting and ARGV[3] or ''
 local retention, how = tonumber(ARGV[4]) or RETENTION, ARGV[5]
 local now
@@ -25,13 +25,16 @@ local both = waiting and redis.call('exists', key, waiting) or redis.call('exist
 if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head, since
   if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
-  if not head or head == me or (now - since < turn and barged(alive, entry) <= BARGE_MAX) then
+  if not head or head == me or turnLeft(waiting, alive, since, now) > 0 then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
-    if head then served(waiting, alive, entry, me, head, turn, key .. ':ch', how) end
+    if head then served(waiting, alive, entry, me, head, key .. ':ch', how) end
     -- Above every token minted for the name, whoever held the lock before (see mint).
     return {1, mint(fence, retention)}
   end
+  -- Free, and the head's turn has come since the release, which woke nobody (the turn
+  -- was still to come then): wake it, or the free lock idles until it asks by itself.
+  wakeClient(key .. ':ch', head, how)
 elseif redis.call('hexists', key, owner) == 1 then
   redis.call('hincrby', key, owner, 1)
   -- A reentry may extend the lease but never shortens what the outer hold was given.
@@ -53,6 +56,6 @@ if me ~= '' and ARGV[6] == '1' then
   redis.call('pexpire', waiting, entry * 2)
   redis.call('pexpire', alive, entry * 2)
   local h = redis.call('zrange', waiting, 0, 0, 'withscores')
-  if h[1] == me then turnIn = math.max(0, math.ceil(tonumber(h[2]) + turn - now)) end
+  if h[1] == me then turnIn = math.max(0, math.ceil(turnLeft(waiting, alive, tonumber(h[2]), now))) end
 end
 return {0, redis.call('pttl', key), tonumber(redis.call('get', fence) or '0'), turnIn}
