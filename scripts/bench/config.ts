@@ -12,6 +12,13 @@ export interface Config {
   mode: 'default' | 'quick';
   rounds: number;
   warmMs: number;
+  /**
+   * Contended scenarios: the same contention, unmeasured, before the measured window
+   * (every implementation alike), so that the window shows the steady state of a
+   * long-running service rather than a JIT's first second on paths the uncontended
+   * warm-up never ran.
+   */
+  contWarmMs: number;
   seqMs: number;
   parMs: number;
   contMs: number;
@@ -30,6 +37,7 @@ export const DEFAULT_CONFIG: Config = {
   mode: 'default',
   rounds: 3,
   warmMs: 300,
+  contWarmMs: 1_000,
   seqMs: 2_000,
   parMs: 2_000,
   contMs: 3_000,
@@ -46,6 +54,7 @@ export const QUICK_CONFIG: Config = {
   mode: 'quick',
   rounds: 1,
   warmMs: 100,
+  contWarmMs: 200,
   seqMs: 500,
   parMs: 500,
   contMs: 700,

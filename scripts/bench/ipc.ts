@@ -17,7 +17,7 @@ export type Request =
   /** procs4: close what open opened. */
   | { type: 'close'; id: number }
   /** workers16 / clients16: the whole measured run, in the child; `clients`: connections+clients opened (1 shared, or one per worker). */
-  | { type: 'contended'; id: number; impl: string; port: number; name: string; workers: number; clients: number; durationMs: number; graceMs: number; warmMs: number }
+  | { type: 'contended'; id: number; impl: string; port: number; name: string; workers: number; clients: number; durationMs: number; graceMs: number; warmMs: number; contWarmMs: number }
   /** watchdog: the whole scenario for one holdfast version (`impl` is a HoldfastVariant id). */
   | { type: 'watchdog'; id: number; impl: string; port: number; locks: number; periods: number; cycles: number };
 
@@ -78,7 +78,7 @@ const REQUEST_FIELDS: { [K in RequestType]: { numbers: string[]; strings: string
   open: { numbers: ['warmMs'], strings: ['impl', 'name'], numberArrays: ['ports'] },
   go: { numbers: ['startAtUs', 'durationMs', 'thinkMs', 'graceMs'], strings: [], numberArrays: [] },
   close: { numbers: [], strings: [], numberArrays: [] },
-  contended: { numbers: ['port', 'workers', 'clients', 'durationMs', 'graceMs', 'warmMs'], strings: ['impl', 'name'], numberArrays: [] },
+  contended: { numbers: ['port', 'workers', 'clients', 'durationMs', 'graceMs', 'warmMs', 'contWarmMs'], strings: ['impl', 'name'], numberArrays: [] },
   watchdog: { numbers: ['port', 'locks', 'periods', 'cycles'], strings: ['impl'], numberArrays: [] },
 };
 

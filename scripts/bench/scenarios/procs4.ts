@@ -33,6 +33,11 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
         const name = `${id}:${round}:${++attemptNo}`;
         await Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name, warmMs: cfg.warmMs }, 30_000)));
         try {
+          // The same contention on the same key, unmeasured (see Config.contWarmMs).
+          if (cfg.contWarmMs > 0) {
+            const warmStartUs = hrUs() + 150_000;
+            await Promise.all(children.map((c) => c.request({ type: 'go', startAtUs: warmStartUs, durationMs: cfg.contWarmMs, thinkMs, graceMs: cfg.graceMs }, cfg.contWarmMs + cfg.graceMs + 30_000)));
+          }
           await meter.start();
           const startAtUs = hrUs() + 150_000;
           const replies = await Promise.all(
@@ -87,7 +92,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
     kind: 'contended',
     latency: 'wait',
     floor: 'raw',
-    params: { processes: PROCESSES, thinkMs, durationMs: cfg.procMs, rounds: cfg.rounds, freshProcessesPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS },
+    params: { processes: PROCESSES, thinkMs, durationMs: cfg.procMs, contendedWarmMs: cfg.contWarmMs, rounds: cfg.rounds, freshProcessesPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS },
     summaries: summarize(impls, 'raw', records, samples),
     rounds: records,
   };

@@ -13,6 +13,8 @@ export async function contendedInChild(registry: Registry, m: RequestOf<'contend
   try {
     // Warm-up uncontended, each client on its own key (connections, scripts).
     await Promise.all(runners.map((r, i) => cycleLoops(r, [`${m.name}:warm:${i}`], m.warmMs, m.graceMs, null)));
+    // Then the same contention on another key, unmeasured (see Config.contWarmMs).
+    if (m.contWarmMs > 0) await contendedLoops(runners, `${m.name}:warm`, m.workers, m.contWarmMs, 0, m.graceMs);
     const meter = new Meter([admin]);
     await meter.start();
     const run = await contendedLoops(runners, m.name, m.workers, m.durationMs, 0, m.graceMs);

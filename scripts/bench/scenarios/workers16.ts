@@ -30,7 +30,7 @@ export async function workers16(env: Env, ownClients = false): Promise<ScenarioR
         let attemptNo = 0;
         const { rec, samples: got } = await measured(`${id} round ${round} ${impl.id}`, async () => {
           const { run: r, cost } = await child.request(
-            { type: 'contended', impl: impl.id, port: env.single.port, name: `${id}:${round}:${++attemptNo}`, workers, clients, durationMs: cfg.contMs, graceMs: cfg.graceMs, warmMs: cfg.warmMs },
+            { type: 'contended', impl: impl.id, port: env.single.port, name: `${id}:${round}:${++attemptNo}`, workers, clients, durationMs: cfg.contMs, graceMs: cfg.graceMs, warmMs: cfg.warmMs, contWarmMs: cfg.contWarmMs },
             cfg.contMs + cfg.graceMs + 60_000,
           );
           const rec: RoundRecord = {
@@ -63,7 +63,7 @@ export async function workers16(env: Env, ownClients = false): Promise<ScenarioR
     kind: 'contended',
     latency: 'wait',
     floor: 'raw',
-    params: { workers, clients, durationMs: cfg.contMs, rounds: cfg.rounds, freshProcessPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE },
+    params: { workers, clients, durationMs: cfg.contMs, contendedWarmMs: cfg.contWarmMs, rounds: cfg.rounds, freshProcessPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS, leaseMs: LEASE },
     summaries: summarize(impls, 'raw', records, samples),
     rounds: records,
   };
