@@ -24,9 +24,9 @@ const RENEW_CHUNK = 500;
 
 /**
  * Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters
- * retry 3 times as often. Fixed in scripts/_waiting.lua (with the turn, TURN_MS: how long
- * the head of the list may be passed over by whoever comes first to the free lock) and
- * read from there, so the scripts and the client never disagree.
+ * retry 3 times as often. Fixed in scripts/_waiting.lua (with the turns, CYCLE_MS and
+ * TURN_MS: how long the head of the list may be passed over by whoever comes first to the
+ * free lock) and read from there, so the scripts and the client never disagree.
  */
 export const ENTRY_LEASE = luaConstant(sources.waitingWake, 'ENTRY_LEASE');
 
