@@ -568,7 +568,7 @@ describe('waiting', () => {
   describe('turns on the waiting list (acquire.lua called directly)', () => {
     /** One call of acquire.lua as client `client` (owner `${client}:o`) that may wait: {granted, pttl|token, counter, turnIn}. */
     const acquireAs = (lockName: string, client: string) =>
-      redis.eval(acquireLua, 4, key(lockName), `${key(lockName)}:fence`, `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${client}:o`, 10_000, client, '', 'publish', '1') as Promise<number[]>;
+      redis.eval(acquireLua, 4, key(lockName), `${key(lockName)}:fence`, `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${client}:o`, 10_000, client, '1') as Promise<number[]>;
 
     it('shares the turns among the waiting clients: with three listed, the head gets 70 / 3 - 1 ms, not 50', async () => {
       const lockName = name();

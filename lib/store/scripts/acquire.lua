@@ -4,10 +4,11 @@
 -- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, and with a waiting list
 -- (none in quorum mode) KEYS[3] waiting clients, KEYS[4] their deadlines.
 -- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] the caller's client id on the waiting list,
--- ARGV[4] key retention ms (the counter's TTL; absent: RETENTION), ARGV[5] 'spublish'
--- to publish sharded (absent or 'publish': PUBLISH), ARGV[6] '1' to join the list when
--- refused (the caller waits), absent not to. Callers leave trailing defaults off: each
--- argument costs the client more than a command inside the script.
+-- ARGV[4] '1' to join the list when refused (the caller waits), absent or '' not to,
+-- ARGV[5] key retention ms (the counter's TTL; absent: RETENTION), ARGV[6] 'spublish'
+-- to publish sharded (absent or 'publish': PUBLISH). Callers leave trailing defaults
+-- off: each argument costs both the client and the server, and a waiting lock() (the
+-- common call) needs the first four only.
 -- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
 -- Returns {1, token} when held, {0, pttl, counter, turnIn} otherwise: pttl -2 when the
 -- key is free but another client's turn has come; the counter lets quorum mode raise
@@ -16,7 +17,7 @@
 local key, fence, owner, lease = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
 local waiting, alive, entry = KEYS[3], KEYS[4], ENTRY_LEASE
 local me = waiting and ARGV[3] or ''
-local retention, how = tonumber(ARGV[4]) or RETENTION, ARGV[5]
+local retention, how = tonumber(ARGV[5]) or RETENTION, ARGV[6]
 local now
 -- One EXISTS of both keys: 0 (the common uncontended case) says the lock is free and
 -- nobody waits, without reading the list; 2 that it is held; 1 asks the lock key.
@@ -47,7 +48,7 @@ elseif redis.call('hexists', key, owner) == 1 then
   return {1, tonumber(redis.call('get', fence) or '0')}
 end
 local turnIn = -1
-if me ~= '' and ARGV[6] == '1' then
+if me ~= '' and ARGV[4] == '1' then
   now = now or clock()
   redis.call('zadd', waiting, 'NX', now, me)
   redis.call('zadd', alive, now + entry, me)

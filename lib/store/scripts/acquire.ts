@@ -14,8 +14,8 @@ export type AcquireReply =
 /**
  * acquire.lua: KEYS lock, fence, and with a waiting list its two keys; ARGV owner,
  * lease, then what acquireArgs() leaves off at its default: client id on the waiting
- * list, key retention (the fence's TTL), publish verb, '1' to join the list when
- * refused. The channel is the lock key's + ':ch'; turn and entry lease are fixed in
+ * list, '1' to join the list when refused, key retention (the fence's TTL), publish
+ * verb. The channel is the lock key's + ':ch'; turn and entry lease are fixed in
  * _waiting.lua.
  */
 export const acquire = new Script<AcquireArgs, AcquireReply>('acquire', sources.acquire, (raw) => {
@@ -29,9 +29,9 @@ export const acquire = new Script<AcquireArgs, AcquireReply>('acquire', sources.
 type AcquireArgs =
   | [owner: string, lease: number]
   | [owner: string, lease: number, waiter: string]
-  | [owner: string, lease: number, waiter: string, retention: number]
-  | [owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb]
-  | [owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb, join: '1'];
+  | [owner: string, lease: number, waiter: string, join: '1' | '']
+  | [owner: string, lease: number, waiter: string, join: '1' | '', retention: number]
+  | [owner: string, lease: number, waiter: string, join: '1' | '', retention: number, publish: PublishVerb];
 
 /**
  * The key retention the scripts use when the call leaves it off (RETENTION in
@@ -46,9 +46,10 @@ export const SCRIPT_RETENTION = luaConstant(sources.acquire, 'RETENTION');
  * `waiter`: the caller's id on the waiting list, '' without one (then no list keys).
  */
 export function acquireArgs(owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb, join: boolean): AcquireArgs {
-  if (join) return [owner, lease, waiter, retention, publish, '1'];
-  if (publish !== 'publish') return [owner, lease, waiter, retention, publish];
-  if (retention !== SCRIPT_RETENTION) return [owner, lease, waiter, retention];
+  const joins = join ? '1' : '';
+  if (publish !== 'publish') return [owner, lease, waiter, joins, retention, publish];
+  if (retention !== SCRIPT_RETENTION) return [owner, lease, waiter, joins, retention];
+  if (join) return [owner, lease, waiter, '1'];
   return waiter === '' ? [owner, lease] : [owner, lease, waiter];
 }
 
