@@ -13,7 +13,7 @@ export interface Runner {
 }
 
 /** Series in tables and the chart; the baseline families are holdfast at another git ref. */
-export type Family = 'raw' | 'holdfast' | 'holdfast-node-redis' | 'holdfast-fair' | 'redlock' | 'redis-semaphore' | 'node-redisson' | 'holdfast-baseline' | 'holdfast-fair-baseline';
+export type Family = 'raw' | 'contract-floor' | 'holdfast' | 'holdfast-node-redis' | 'holdfast-fair' | 'redlock' | 'redis-semaphore' | 'node-redisson' | 'holdfast-baseline' | 'holdfast-fair-baseline';
 
 /** Families of a run without --baseline, in chart order. */
 export const FAMILIES: Family[] = ['raw', 'holdfast', 'holdfast-node-redis', 'holdfast-fair', 'redlock', 'redis-semaphore', 'node-redisson'];

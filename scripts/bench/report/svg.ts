@@ -5,6 +5,7 @@ import { f, fi, fx } from './format';
 
 const COLORS: Record<Family, string> = {
   raw: '#6b7280',
+  'contract-floor': '#9ca3af',
   holdfast: '#2563eb',
   'holdfast-node-redis': '#0891b2',
   'holdfast-fair': '#7c3aed',
@@ -71,7 +72,7 @@ export function renderSvg(results: ScenarioResult[], meta: SvgMeta): string {
   out.push(`<line x1="${ml}" x2="${W - mr}" y1="${y1(1)}" y2="${y1(1)}" stroke="#111" stroke-dasharray="4 3"/>`);
   groups.forEach((s, g) => {
     for (const x of s.summaries) {
-      if (!Number.isFinite(x.ratio)) continue;
+      if (!Number.isFinite(x.ratio) || !families.includes(x.family)) continue;
       const bx = barX(g, x.family);
       out.push(`<rect x="${bx.toFixed(1)}" y="${y1(x.ratio).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(top1 + ph - y1(x.ratio)).toFixed(1)}" fill="${COLORS[x.family]}"><title>${esc(`${s.id} ${x.label}: ${fi(x.opsPerSec)} ops/s, ${fx(x.ratio)}`)}</title></rect>`);
       out.push(`<text x="${(bx + (bw - 2) / 2).toFixed(1)}" y="${(y1(x.ratio) - 3).toFixed(1)}" font-size="8.5" text-anchor="middle">${x.ratio.toFixed(2)}</text>`);
@@ -91,7 +92,7 @@ export function renderSvg(results: ScenarioResult[], meta: SvgMeta): string {
   }
   groups.forEach((s, g) => {
     for (const x of s.summaries) {
-      if (!Number.isFinite(x.p99) || x.p99 <= 0) continue;
+      if (!Number.isFinite(x.p99) || x.p99 <= 0 || !families.includes(x.family)) continue;
       const bx = barX(g, x.family);
       out.push(`<rect x="${bx.toFixed(1)}" y="${y2(x.p99).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(top2 + ph - y2(x.p99)).toFixed(1)}" fill="${COLORS[x.family]}"><title>${esc(`${s.id} ${x.label}: p99 ${f(x.p99, 3)} ms`)}</title></rect>`);
       const label = x.p99 >= 100 ? x.p99.toFixed(0) : x.p99 >= 10 ? x.p99.toFixed(1) : x.p99.toFixed(2);

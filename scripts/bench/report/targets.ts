@@ -10,7 +10,7 @@ export interface Target {
 
 /** Other libraries: neither the floor nor any holdfast version. */
 function isPeer(x: Summary): boolean {
-  return x.family !== 'raw' && !x.family.startsWith('holdfast');
+  return x.family !== 'raw' && x.family !== 'contract-floor' && !x.family.startsWith('holdfast');
 }
 
 /** The best peer by ratio to the floor (same run). */

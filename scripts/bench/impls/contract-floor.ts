@@ -1,0 +1,56 @@
+/**
+ * The contract's floor: the least a lock shaped as DESIGN.md requires can send, called
+ * by EVALSHA like the raw floor. A hash (owner -> count) under a lease, a fencing token
+ * from a counter that expires `keyRetention` after its last use, both changed only by
+ * Lua: no waiting list, no reentry, no resend rules, no pub/sub. Measured in the cycle
+ * scenarios only, as a reference (never a peer, not charted): a peer whose lock is a
+ * plain SET NX may run ahead of any implementation of the contract, and this row says
+ * by how much in the same run.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
+import { connect, quitAll } from './connect';
+import type { ImplDef, Runner } from './types';
+
+const RETENTION = 86_400_000;
+const ACQUIRE = `if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  local token = redis.call('incr', KEYS[2])
+  redis.call('pexpire', KEYS[2], ${RETENTION})
+  return {1, token}
+end
+return {0, redis.call('pttl', KEYS[1])}`;
+const RELEASE = `if redis.call('hget', KEYS[1], ARGV[1]) == false then return {0} end
+redis.call('del', KEYS[1])
+return {2}`;
+let ownerSeq = 0;
+
+async function openContractFloor(ports: number[]): Promise<Runner> {
+  const [c] = await Promise.all(ports.slice(0, 1).map(connect));
+  const acquireSha = String(await c.script('LOAD', ACQUIRE));
+  const releaseSha = String(await c.script('LOAD', RELEASE));
+  return {
+    worker(name) {
+      const key = `contract:{${name}}`;
+      const fence = `${key}:fence`;
+      const owner = `contract-${process.pid}-${++ownerSeq}`;
+      return {
+        async acquire() {
+          const giveUp = performance.now() + MAX_WAIT_MS;
+          while (((await c.evalsha(acquireSha, 2, key, fence, owner, LEASE)) as number[])[0] !== 1) {
+            if (performance.now() > giveUp) throw new Error(`contract floor: not acquired within ${MAX_WAIT_MS} ms`);
+            await sleep(POLL_MS);
+          }
+        },
+        async release() {
+          const reply = (await c.evalsha(releaseSha, 1, key, owner)) as number[];
+          if (reply[0] !== 2) throw new Error(`contract floor release: unexpected reply ${JSON.stringify(reply)}`);
+        },
+      };
+    },
+    close: () => quitAll([c]),
+  };
+}
+
+export const CONTRACT_FLOOR: ImplDef = { id: 'contract-floor', label: "contract floor (DESIGN.md's hash + fencing, minimal Lua)", family: 'contract-floor', open: openContractFloor };
