@@ -2,12 +2,14 @@
  * The contract's floor: the least a lock shaped as DESIGN.md requires can send, called
  * by EVALSHA like the raw floor. A hash (owner -> count) under a lease, a fencing token
  * from a counter that expires `keyRetention` after its last use, both changed only by
- * Lua: no waiting list, no reentry, no resend rules, no pub/sub. Measured in the cycle
+ * Lua: no waiting list, no reentry, no resend rules, no pub/sub. On several masters:
+ * in parallel, held on a majority, like the raw quorum floor. Measured in the cycle
  * scenarios only, as a reference (never a peer, not charted): a peer whose lock is a
  * plain SET NX may run ahead of any implementation of the contract, and this row says
  * by how much in the same run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type Redis from 'ioredis';
 import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
 import { connect, quitAll } from './connect';
 import type { ImplDef, Runner } from './types';
@@ -27,29 +29,37 @@ return {2}`;
 let ownerSeq = 0;
 
 async function openContractFloor(ports: number[]): Promise<Runner> {
-  const [c] = await Promise.all(ports.slice(0, 1).map(connect));
-  const acquireSha = String(await c.script('LOAD', ACQUIRE));
-  const releaseSha = String(await c.script('LOAD', RELEASE));
+  const conns = await Promise.all(ports.map(connect));
+  const acquireSha = String(await conns[0].script('LOAD', ACQUIRE));
+  const releaseSha = String(await conns[0].script('LOAD', RELEASE));
+  await Promise.all(conns.slice(1).map((c) => Promise.all([c.script('LOAD', ACQUIRE), c.script('LOAD', RELEASE)])));
+  // On several masters: all in parallel, held on a majority (like the raw quorum floor).
+  const quorum = Math.floor(conns.length / 2) + 1;
   return {
     worker(name) {
       const key = `contract:{${name}}`;
       const fence = `${key}:fence`;
       const owner = `contract-${process.pid}-${++ownerSeq}`;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
+      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
       return {
         async acquire() {
           const giveUp = performance.now() + MAX_WAIT_MS;
-          while (((await c.evalsha(acquireSha, 2, key, fence, owner, LEASE)) as number[])[0] !== 1) {
+          for (;;) {
+            const replies = await Promise.all(conns.map(acquireOn));
+            if (replies.filter((r) => r[0] === 1).length >= quorum) return;
+            if (conns.length > 1) await Promise.all(conns.map(releaseOn));
             if (performance.now() > giveUp) throw new Error(`contract floor: not acquired within ${MAX_WAIT_MS} ms`);
             await sleep(POLL_MS);
           }
         },
         async release() {
-          const reply = (await c.evalsha(releaseSha, 1, key, owner)) as number[];
-          if (reply[0] !== 2) throw new Error(`contract floor release: unexpected reply ${JSON.stringify(reply)}`);
+          const replies = await Promise.all(conns.map(releaseOn));
+          if (replies.filter((r) => r[0] === 2).length < quorum) throw new Error(`contract floor release: unexpected replies ${JSON.stringify(replies)}`);
         },
       };
     },
-    close: () => quitAll([c]),
+    close: () => quitAll(conns),
   };
 }
 
