@@ -36,7 +36,13 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
           // The same contention on the same key, unmeasured (see Config.contWarmMs).
           if (cfg.contWarmMs > 0) {
             const warmStartUs = hrUs() + 150_000;
-            await Promise.all(children.map((c) => c.request({ type: 'go', startAtUs: warmStartUs, durationMs: cfg.contWarmMs, thinkMs, graceMs: cfg.graceMs }, cfg.contWarmMs + cfg.graceMs + 30_000)));
+            const warm = await Promise.all(children.map((c) => c.request({ type: 'go', startAtUs: warmStartUs, durationMs: cfg.contWarmMs, thinkMs, graceMs: cfg.graceMs }, cfg.contWarmMs + cfg.graceMs + 30_000)));
+            // A wait still pending after the grace would run on into the measured window:
+            // every child closes its runner (ending such waits) and opens a fresh one.
+            if (warm.some((r) => r.stuck > 0)) {
+              await Promise.all(children.map((c) => c.request({ type: 'close' }, 30_000)));
+              await Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name: `${name}:after-warm`, warmMs: cfg.warmMs }, 30_000)));
+            }
           }
           await meter.start();
           const startAtUs = hrUs() + 150_000;
