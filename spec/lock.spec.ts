@@ -363,12 +363,17 @@ describe('waiting', () => {
     }
   });
 
-  it('tells a client that comes to head the list while the lock is held when its turn comes, and it asks only then', async () => {
+  it('tells a client that comes to head the list while the lock is held when its turn ends, and it asks only then', async () => {
     const holder = new LockClient(conn);
     const next = new LockClient(conn);
     const lockName = name();
     const waiting = `${key(lockName)}:waiting`;
-    const channels = await observeChannels(redis, `${key(lockName)}:ch`);
+    // Every command the server runs, with its time: the notice is published inside a
+    // script, and the waiter's attempts carry its client id.
+    const monitor = await redis.monitor();
+    const seen: { at: number; args: string[] }[] = [];
+    monitor.on('monitor', (time: string, args: string[]) => seen.push({ at: Number(time) * 1_000, args }));
+    const waiterCalls = (id: string) => seen.filter((e) => e.args[0].toLowerCase() === 'evalsha' && e.args.includes(id));
     try {
       const held = holder.getLock(lockName);
       const nextLock = next.getLock(lockName);
@@ -378,27 +383,30 @@ describe('waiting', () => {
       await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'the next client on the list' });
       const waited = waiter.lock();
       await waitFor(async () => (await redis.zcard(waiting)) === 2, { message: 'the waiter on the list behind it' });
-      const [nextId, waiterId] = await redis.zrange(waiting, 0, -1);
-      // The next client's turn has come (the release names it); the waiter's is 10 s away,
-      // so when the next client takes the lock, the waiter is told it heads the list and
-      // asks when its turn comes, capped at a third of its entry's 3 s lease.
-      const ms = await serverMs();
-      await redis.zadd(waiting, ms - 1_000, nextId, ms + 10_000, waiterId);
+      const [, waiterId] = await redis.zrange(waiting, 0, -1);
+      // The waiter's pump subscribes, then asks once more (no lingering subscription to
+      // rely on): that attempt must be in before the notice, or it passes for an early ask.
+      await waitFor(() => waiterCalls(waiterId).length >= 2, { message: "the waiter's pump attempt" });
+      // The next client's turn is over (the release names it). When it takes the lock the
+      // waiter heads the list, its turn starts, and it is told when it ends.
+      await redis.zadd(`${key(lockName)}:alive`, 0, '#turn');
       await held.unlock();
       await nextWaited;
-      await waitFor(async () => (await channels.settled(), channels.own.some((m) => m.startsWith('head:'))), { message: "the waiter told it heads the list" });
-      const told = performance.now();
-      const before = await commandCalls(redis, 'evalsha');
-      // A window to count the waiter's calls in (nobody else asks): told, it does not
-      // ask while the lock is held (woken by the notice, it asked at once and was refused).
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const calls = (await commandCalls(redis, 'evalsha')) - before;
-      if (performance.now() - told < 900) expect(calls).toBe(0);
+      const notice = (await waitFor(() => seen.find((e) => e.args[0].toLowerCase() === 'publish' && e.args[1].endsWith(`:${waiterId}`) && e.args[2].startsWith('head:')), {
+        message: 'the waiter told it heads the list',
+      }))!;
+      const turnMs = Number(notice.args[2].slice(5));
+      expect(turnMs).toBeGreaterThan(0);
+      expect(turnMs).toBeLessThanOrEqual(50);
+      // It asks when its turn ends, not at once (the lock is held: that ask would only be
+      // refused). Server times, so a slow host only makes the ask later.
+      const ask = (await waitFor(() => waiterCalls(waiterId).find((e) => e.at > notice.at), { message: "the waiter's next attempt" }))!;
+      expect(ask.at - notice.at).toBeGreaterThanOrEqual(turnMs - 5);
       await nextLock.unlock();
       await waited;
       await waiter.unlock();
     } finally {
-      channels.close();
+      monitor.disconnect();
       await Promise.all([holder.close(), next.close()]);
     }
   });
@@ -423,14 +431,13 @@ describe('waiting', () => {
       const calls = seen.splice(0).filter((a) => a[0].toLowerCase() === 'evalsha' && a[1] === wakeSha).length;
       return calls;
     };
-    // Calls lock() and returns once the caller is on the list, its turn 10 s away: a
-    // release leaves the free lock to whoever comes first, and wakes the waiter only when
-    // the releasing client does not come back at once.
+    // Calls lock() and returns once the caller heads the list, its turn running for 10 s
+    // more (the '#turn' mark): a release leaves the free lock to whoever comes first, and
+    // wakes the waiter only when the releasing client does not come back at once.
     const queueBehind = async (lock: () => Promise<void>) => {
       const done = lock();
       await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'a waiter on the list' });
-      const [id] = await redis.zrange(waiting, 0, 0);
-      await redis.zadd(waiting, (await serverMs()) + 10_000, id);
+      await redis.zadd(`${key(lockName)}:alive`, (await serverMs()) + 10_000, '#turn');
       return { done };
     };
     try {
@@ -510,9 +517,12 @@ describe('waiting', () => {
       await held.lock(20_000);
       for (const w of waiters) void w.getLock(lockName).lock().catch(() => undefined);
       await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 2, { message: 'both clients on the waiting list' });
-      // Each entry's deadline is one entry lease (scripts/_waiting.lua, 3 s) from its last attempt.
+      // Each entry's deadline is one entry lease (scripts/_waiting.lua, 3 s) from its last
+      // attempt ('#' members mark the running turn, not clients).
       const ms = await serverMs();
-      const deadlines = (await redis.zrange(`${key(lockName)}:alive`, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      const alive = await redis.zrange(`${key(lockName)}:alive`, 0, -1, 'WITHSCORES');
+      const deadlines = alive.filter((m, i) => i % 2 === 0 && !m.startsWith('#')).map((m) => Number(alive[alive.indexOf(m) + 1]));
+      expect(deadlines).toHaveLength(2);
       for (const d of deadlines) expect(d - ms).toBeGreaterThan(2_000);
       // Over a second with the lock held: the head asks when its turn comes, and an entry
       // every third of its lease at most (asking every few ms would be a herd). The second
@@ -588,9 +598,10 @@ describe('waiting', () => {
     it("lets another client take the free lock any number of times within the head's turn (a time, not a count)", async () => {
       const lockName = name();
       const now = await serverMs();
-      // Head 'h' joined just now: its turn (50 ms alone) is still to come.
+      // Head 'h' joined just now and its turn runs (10 s here, so that a loaded host
+      // cannot end it within the loop).
       await redis.zadd(`${key(lockName)}:waiting`, now, 'h');
-      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h');
+      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h', now, '#head', now + 10_000, '#turn');
       await redis.pexpire(`${key(lockName)}:waiting`, 6_000);
       await redis.pexpire(`${key(lockName)}:alive`, 6_000);
       try {
@@ -609,7 +620,7 @@ describe('waiting', () => {
     it('wakes the head whose turn came while the lock stood free, when it refuses another client', async () => {
       const lockName = name();
       const now = await serverMs();
-      // Head 'h' joined a second ago (its turn is over) and is alive; the lock is free.
+      // Head 'h' joined a second ago and is alive, no turn runs; the lock is free.
       await redis.zadd(`${key(lockName)}:waiting`, now - 1_000, 'h');
       await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h');
       await redis.pexpire(`${key(lockName)}:waiting`, 6_000);

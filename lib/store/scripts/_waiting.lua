@@ -5,17 +5,20 @@
 -- a client whose deadline passed died and leaves at the head). A client joins when its waiting
 -- attempt is refused, keeps its place while it retries (each retry moves its
 -- deadline), and leaves when it takes the lock or stops waiting.
--- Turns: while the head has headed the list for less than its turn, whoever comes
--- first may take the free lock (a client that re-locks at once keeps going without a
--- cross-process wake-up, which costs more than a section); after that the free lock is
--- the head's alone. With n clients on the list a turn is CYCLE_MS / n less WAKE_MS (the
--- wake-up that ends it), at most TURN_MS: the last of them waits about CYCLE_MS
--- however long the list is, and every client, once at the head, gets the lock for a
--- turn of its own (equal shares). Turns long enough for many sections each keep
--- wake-ups rare (a few per thousand sections with four busy clients); short enough that
--- no wait is long. A head's tenure starts when it joined or when the head before it was
--- served or left (the member '#head' of `alive`, never a client id, scored with that
--- time); a dead head dropped on the way marks nothing (it has had its time already).
+-- Turns: while the head's turn runs, whoever comes first may take the free lock (a
+-- client that re-locks at once keeps going without a cross-process wake-up, which costs
+-- more than a section); after that the free lock is the head's alone. With n clients on
+-- the list a turn is CYCLE_MS / n less WAKE_MS (the wake-up that ends it), at most
+-- TURN_MS: the last of them waits about CYCLE_MS however long the list is, and every
+-- client, once at the head, gets the lock for a turn of its own (equal shares). Turns
+-- long enough for many sections each keep wake-ups rare (a few per thousand sections
+-- with four busy clients); short enough that no wait is long. The running turn is two
+-- members of `alive` (never client ids): '#head', scored with the head's tenure start,
+-- and '#turn', scored with when its turn ends, so a call during the turn reads one score
+-- and the clock, not the list. A tenure starts when a client joins an empty list, or
+-- when the head before it was served or left; a client joining behind the head shortens
+-- the turn to the new share. A dead head dropped on the way starts nothing (it has had
+-- its time already).
 -- All are fixed here, not sent with every call (each argument costs the client on the
 -- hot path): ENTRY_LEASE is an entry's lease (the client reads it from this source, one
 -- constant per line: its waiters retry three times per lease, which moves their
@@ -61,27 +64,42 @@ local function headOf(waiting, alive, entry)
   end
 end
 
--- How long until the turn of the head that joined at `since` comes (<= 0: it has come).
-local function turnLeft(waiting, alive, since, now)
-  local tenure = math.max(since, tonumber(redis.call('zscore', alive, '#head') or '0'))
-  return tenure + math.min(TURN_MS, CYCLE_MS / redis.call('zcard', waiting) - WAKE_MS) - now
+-- The turn of a head whose tenure starts now, for the list's length now (ms; may be <= 0).
+local function turnFor(waiting)
+  return math.min(TURN_MS, CYCLE_MS / redis.call('zcard', waiting) - WAKE_MS)
 end
 
--- A new head's tenure starts `now`. A first mark may create `alive` (its waiters gone
--- meanwhile): it gets the list's TTL, so the mark never outlives the list.
-local function markHead(alive, entry, now)
-  if redis.call('zadd', alive, now, '#head') == 1 then redis.call('pexpire', alive, entry * 2) end
+-- A new head's tenure starts `now`. `alive` exists (it holds the head's entry); should
+-- it not, it gets the list's TTL, so the marks never outlive the list.
+local function startTurn(waiting, alive, entry, now)
+  redis.call('zadd', alive, now, '#head', now + turnFor(waiting), '#turn')
+  if redis.call('pttl', alive) < 0 then redis.call('pexpire', alive, entry * 2) end
+end
+
+-- A client joined behind the head: the running turn shrinks to the new share.
+local function shrinkTurn(waiting, alive, now)
+  local tenure = redis.call('zscore', alive, '#head')
+  if not tenure then return end
+  local ends = tonumber(tenure) + turnFor(waiting)
+  if ends < tonumber(redis.call('zscore', alive, '#turn') or '0') then redis.call('zadd', alive, ends, '#turn') end
+end
+
+-- Ms until the running turn ends (<= 0: it has ended, or none runs).
+local function turnLeft(alive, now)
+  return tonumber(redis.call('zscore', alive, '#turn') or '0') - now
 end
 
 -- Takes `me` off the list (it got the lock, which it holds now). When it was the head,
--- the new head's tenure starts and it is told when its turn comes (tellHead), so it
--- retries then. `head` is the head before.
-local function served(waiting, alive, entry, me, head, channel, how)
-  if redis.call('zrem', waiting, me) == 0 then return end
+-- the next head's tenure starts and it is told when its turn ends (tellHead), so it
+-- retries then.
+local function served(waiting, alive, entry, me, channel, how)
+  local rank = redis.call('zrank', waiting, me)
+  if not rank then return end
+  redis.call('zrem', waiting, me)
   redis.call('zrem', alive, me)
-  if head ~= me then return end
-  local nxt, since, now = headOf(waiting, alive, entry)
+  if rank ~= 0 then return end
+  local nxt, _, now = headOf(waiting, alive, entry)
   if not nxt then return end
-  markHead(alive, entry, now)
-  tellHead(channel, nxt, turnLeft(waiting, alive, since, now), how)
+  startTurn(waiting, alive, entry, now)
+  tellHead(channel, nxt, turnLeft(alive, now), how)
 end

@@ -24,21 +24,28 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
     redis.call('del', key)
     return {2, notify(channel, 'released', how)}
   end
-  local head, since, now = headOf(waiting, alive, entry)
+  -- Clients wait: is the head's turn over? Only then, or when asked to wake the head
+  -- anyway (eager), is the list read.
+  local waits = redis.call('exists', waiting) == 1
+  local over, head = false, nil
+  if waits then
+    over = turnLeft(alive, clock()) <= 0
+    if over or eager then head = headOf(waiting, alive, entry) end
+  end
   -- Another client's turn has come: it goes first, even before our own next waiter,
   -- which takes the lock ahead of it otherwise (within its turn, as anyone may).
-  local theirs = head and head ~= me and turnLeft(waiting, alive, since, now) <= 0
+  local theirs = head and head ~= me and over
   if nextOwner and not theirs then
     -- One round trip, no publish and no window for a re-grab: the waiter owns it now.
     redis.call('hdel', key, owner)
     redis.call('hset', key, nextOwner, 1)
     redis.call('pexpire', key, nextLease)
-    if head then served(waiting, alive, entry, me, head, channel, how) end
+    if waits then served(waiting, alive, entry, me, channel, how) end
     return {3, mint(fence, retention)}
   end
   redis.call('del', key)
   if head and (theirs or head == me or eager) then return {2, wakeClient(channel, head, how), 0} end
-  -- A head whose turn has not come yet knows it heads the list and retries then; the
-  -- releasing client wakes it sooner if it does not take the lock again at once.
-  return {2, 0, head and 1 or 0}
+  -- A head whose turn still runs knows when it ends and retries then; the releasing
+  -- client wakes it sooner if it does not take the lock again at once.
+  return {2, 0, (waits and not over) and 1 or 0}
 end

@@ -1,5 +1,5 @@
 -- Take the lock for ARGV[1] when the key is free and no other client's turn has come
--- (see _waiting.lua: the head's turn comes a share of CYCLE_MS after it became head),
+-- (see _waiting.lua: while the head's turn runs anyone may, after it the head alone),
 -- or reenter when ARGV[1] already holds it.
 -- KEYS[1] lock hash (owner -> count), KEYS[2] fencing counter, and with a waiting list
 -- (none in quorum mode) KEYS[3] waiting clients, KEYS[4] their deadlines.
@@ -24,17 +24,22 @@ local now
 -- Without a list, the lock key alone: 0 or 2.
 local both = waiting and redis.call('exists', key, waiting) or redis.call('exists', key) * 2
 if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
-  local head, since
-  if me ~= '' and both ~= 0 then head, since, now = headOf(waiting, alive, entry) end
-  if not head or head == me or turnLeft(waiting, alive, since, now) > 0 then
+  -- Free. With clients waiting, the head is asked for only once its turn is over.
+  local withList = me ~= '' and both ~= 0
+  local head
+  if withList then
+    now = clock()
+    if turnLeft(alive, now) <= 0 then head = headOf(waiting, alive, entry) end
+  end
+  if not head or head == me then
     redis.call('hset', key, owner, 1)
     redis.call('pexpire', key, lease)
-    if head then served(waiting, alive, entry, me, head, key .. ':ch', how) end
+    if withList then served(waiting, alive, entry, me, key .. ':ch', how) end
     -- Above every token minted for the name, whoever held the lock before (see mint).
     return {1, mint(fence, retention)}
   end
-  -- Free, and the head's turn has come since the release, which woke nobody (the turn
-  -- was still to come then): wake it, or the free lock idles until it asks by itself.
+  -- Free, and the head's turn has ended since the release, which woke nobody (the turn
+  -- still ran then): wake it, or the free lock idles until it asks by itself.
   wakeClient(key .. ':ch', head, how)
 elseif redis.call('hexists', key, owner) == 1 then
   redis.call('hincrby', key, owner, 1)
@@ -50,13 +55,17 @@ end
 local turnIn = -1
 if me ~= '' and ARGV[4] == '1' then
   now = now or clock()
-  redis.call('zadd', waiting, 'NX', now, me)
+  local joined = redis.call('zadd', waiting, 'NX', now, me)
   redis.call('zadd', alive, now + entry, me)
   -- The list outlives its last live entry by at most one entry lease: no leak when
   -- every waiter dies.
   redis.call('pexpire', waiting, entry * 2)
   redis.call('pexpire', alive, entry * 2)
-  local h = redis.call('zrange', waiting, 0, 0, 'withscores')
-  if h[1] == me then turnIn = math.max(0, math.ceil(turnLeft(waiting, alive, tonumber(h[2]), now))) end
+  local head = redis.call('zrange', waiting, 0, 0)[1]
+  if joined == 1 then
+    -- First on the list: its tenure starts; behind the head: the head's turn shrinks.
+    if head == me then startTurn(waiting, alive, entry, now) else shrinkTurn(waiting, alive, now) end
+  end
+  if head == me then turnIn = math.max(0, math.ceil(turnLeft(alive, now))) end
 end
 return {0, redis.call('pttl', key), tonumber(redis.call('get', fence) or '0'), turnIn}
