@@ -48,11 +48,11 @@ local function clock()
   return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
--- The live head of the list: id, when it joined, and the clock; dead heads are dropped
--- on the way. nil when nobody waits (the clock is then not read). An entry younger than
--- its lease `entry` is alive (its deadline was at least that when it joined).
-local function headOf(waiting, alive, entry)
-  local now
+-- The live head of the list: id, when it joined, and the clock (`now` when the caller
+-- read it already); dead heads are dropped on the way. nil when nobody waits (the clock
+-- is then not read). An entry younger than its lease `entry` is alive (its deadline was
+-- at least that when it joined).
+local function headOf(waiting, alive, entry, now)
   while true do
     local h = redis.call('zrange', waiting, 0, 0, 'withscores')
     if not h[1] then return nil, 0, now end

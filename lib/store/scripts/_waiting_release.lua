@@ -29,8 +29,9 @@ local function releaseLevel(key, waiting, alive, fence, owner, me, levels, how, 
   local waits = redis.call('exists', waiting) == 1
   local over, head = false, nil
   if waits then
-    over = turnLeft(alive, clock()) <= 0
-    if over or eager then head = headOf(waiting, alive, entry) end
+    local now = clock()
+    over = turnLeft(alive, now) <= 0
+    if over or eager then head = headOf(waiting, alive, entry, now) end
   end
   -- Another client's turn has come: it goes first, even before our own next waiter,
   -- which takes the lock ahead of it otherwise (within its turn, as anyone may).

@@ -29,7 +29,7 @@ if both == 0 or (both == 1 and redis.call('exists', key) == 0) then
   local head
   if withList then
     now = clock()
-    if turnLeft(alive, now) <= 0 then head = headOf(waiting, alive, entry) end
+    if turnLeft(alive, now) <= 0 then head = headOf(waiting, alive, entry, now) end
   end
   if not head or head == me then
     redis.call('hset', key, owner, 1)

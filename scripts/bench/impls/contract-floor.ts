@@ -8,10 +8,10 @@
  * plain SET NX may run ahead of any implementation of the contract, and this row says
  * by how much in the same run.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type Redis from 'ioredis';
-import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
+import { LEASE } from '../config';
 import { connect, quitAll } from './connect';
+import { loadScripts, pollingWorker } from './raw';
 import type { ImplDef, Runner } from './types';
 
 const RETENTION = 86_400_000;
@@ -30,11 +30,7 @@ let ownerSeq = 0;
 
 async function openContractFloor(ports: number[]): Promise<Runner> {
   const conns = await Promise.all(ports.map(connect));
-  const acquireSha = String(await conns[0].script('LOAD', ACQUIRE));
-  const releaseSha = String(await conns[0].script('LOAD', RELEASE));
-  await Promise.all(conns.slice(1).map((c) => Promise.all([c.script('LOAD', ACQUIRE), c.script('LOAD', RELEASE)])));
-  // On several masters: all in parallel, held on a majority (like the raw quorum floor).
-  const quorum = Math.floor(conns.length / 2) + 1;
+  const [acquireSha, releaseSha] = await loadScripts(conns, ACQUIRE, RELEASE);
   return {
     worker(name) {
       const key = `contract:{${name}}`;
@@ -42,22 +38,7 @@ async function openContractFloor(ports: number[]): Promise<Runner> {
       const owner = `contract-${process.pid}-${++ownerSeq}`;
       const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
-      return {
-        async acquire() {
-          const giveUp = performance.now() + MAX_WAIT_MS;
-          for (;;) {
-            const replies = await Promise.all(conns.map(acquireOn));
-            if (replies.filter((r) => r[0] === 1).length >= quorum) return;
-            if (conns.length > 1) await Promise.all(conns.map(releaseOn));
-            if (performance.now() > giveUp) throw new Error(`contract floor: not acquired within ${MAX_WAIT_MS} ms`);
-            await sleep(POLL_MS);
-          }
-        },
-        async release() {
-          const replies = await Promise.all(conns.map(releaseOn));
-          if (replies.filter((r) => r[0] === 2).length < quorum) throw new Error(`contract floor release: unexpected replies ${JSON.stringify(replies)}`);
-        },
-      };
+      return pollingWorker(conns, acquireOn, releaseOn, 'contract floor');
     },
     close: () => quitAll(conns),
   };

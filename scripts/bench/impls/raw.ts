@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type Redis from 'ioredis';
 import { LEASE, MAX_WAIT_MS, POLL_MS } from '../config';
 import { connect, quitAll } from './connect';
-import type { Runner } from './types';
+import type { Runner, Worker } from './types';
 
 const LIB = path.join(__dirname, '..', '..', '..', 'lib');
 /** Where scripts/embed-lua.mjs writes the sources: the store layout first, then the older one. */
@@ -36,10 +36,7 @@ function rawLua(): { acquire: string; release: string } {
 export async function openRaw(ports: number[]): Promise<Runner> {
   const lua = rawLua();
   const conns = await Promise.all(ports.map(connect));
-  const acquireSha = String(await conns[0].script('LOAD', lua.acquire));
-  const releaseSha = String(await conns[0].script('LOAD', lua.release));
-  await Promise.all(conns.slice(1).map((c) => Promise.all([c.script('LOAD', lua.acquire), c.script('LOAD', lua.release)])));
-  const quorum = Math.floor(conns.length / 2) + 1;
+  const [acquireSha, releaseSha] = await loadScripts(conns, lua.acquire, lua.release);
   return {
     worker(name) {
       const key = `raw:{${name}}`;
@@ -50,39 +47,54 @@ export async function openRaw(ports: number[]): Promise<Runner> {
       // the default key retention and publish verb off). The channel is key + ':ch'.
       const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
-      if (conns.length === 1) {
-        const c = conns[0];
-        return {
-          async acquire() {
-            const giveUp = performance.now() + MAX_WAIT_MS;
-            while ((await acquireOn(c))[0] !== 1) {
-              if (performance.now() > giveUp) throw new Error(`raw: not acquired within ${MAX_WAIT_MS} ms`);
-              await sleep(POLL_MS);
-            }
-          },
-          async release() {
-            const reply = await releaseOn(c);
-            if (reply[0] !== 2) throw new Error(`raw release: unexpected reply ${JSON.stringify(reply)}`);
-          },
-        };
-      }
-      // Quorum: all masters in parallel, wait for every reply (Promise.all).
-      return {
-        async acquire() {
-          const giveUp = performance.now() + MAX_WAIT_MS;
-          for (;;) {
-            const replies = await Promise.all(conns.map(acquireOn));
-            if (replies.filter((r) => r[0] === 1).length >= quorum) return;
-            await Promise.all(conns.map(releaseOn));
-            if (performance.now() > giveUp) throw new Error(`raw quorum: not acquired within ${MAX_WAIT_MS} ms`);
-            await sleep(POLL_MS);
-          }
-        },
-        async release() {
-          await Promise.all(conns.map(releaseOn));
-        },
-      };
+      return pollingWorker(conns, acquireOn, releaseOn, 'raw');
     },
     close: () => quitAll(conns),
   };
+}
+
+/**
+ * A worker over one EVALSHA acquire and release per master that polls every POLL_MS
+ * while refused: one master, or several in parallel (Promise.all, held on a majority;
+ * a refused round gives back what it got). `label` names the floor in its errors.
+ */
+export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<number[]>, releaseOn: (c: Redis) => Promise<number[]>, label: string): Worker {
+  if (conns.length === 1) {
+    const c = conns[0];
+    return {
+      async acquire() {
+        const giveUp = performance.now() + MAX_WAIT_MS;
+        while ((await acquireOn(c))[0] !== 1) {
+          if (performance.now() > giveUp) throw new Error(`${label}: not acquired within ${MAX_WAIT_MS} ms`);
+          await sleep(POLL_MS);
+        }
+      },
+      async release() {
+        const reply = await releaseOn(c);
+        if (reply[0] !== 2) throw new Error(`${label} release: unexpected reply ${JSON.stringify(reply)}`);
+      },
+    };
+  }
+  const quorum = Math.floor(conns.length / 2) + 1;
+  return {
+    async acquire() {
+      const giveUp = performance.now() + MAX_WAIT_MS;
+      for (;;) {
+        const replies = await Promise.all(conns.map(acquireOn));
+        if (replies.filter((r) => r[0] === 1).length >= quorum) return;
+        await Promise.all(conns.map(releaseOn));
+        if (performance.now() > giveUp) throw new Error(`${label} quorum: not acquired within ${MAX_WAIT_MS} ms`);
+        await sleep(POLL_MS);
+      }
+    },
+    async release() {
+      await Promise.all(conns.map(releaseOn));
+    },
+  };
+}
+
+/** Loads the scripts on every connection; their SHAs, in order. */
+export async function loadScripts(conns: Redis[], ...sources: string[]): Promise<string[]> {
+  const loaded = await Promise.all(conns.map((c) => Promise.all(sources.map(async (src) => String(await c.script('LOAD', src))))));
+  return loaded[0];
 }

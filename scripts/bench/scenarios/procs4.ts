@@ -31,7 +31,8 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
       let attemptNo = 0;
       const { rec, samples: got } = await measured(`${id} round ${round} ${impl.id}`, async () => {
         const name = `${id}:${round}:${++attemptNo}`;
-        await Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name, warmMs: cfg.warmMs }, 30_000)));
+        const openAll = (key: string) => Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name: key, warmMs: cfg.warmMs }, 30_000)));
+        await openAll(name);
         try {
           // The same contention on the same key, unmeasured (see Config.contWarmMs).
           if (cfg.contWarmMs > 0) {
@@ -41,7 +42,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
             // every child closes its runner (ending such waits) and opens a fresh one.
             if (warm.some((r) => r.stuck > 0)) {
               await Promise.all(children.map((c) => c.request({ type: 'close' }, 30_000)));
-              await Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name: `${name}:after-warm`, warmMs: cfg.warmMs }, 30_000)));
+              await openAll(`${name}:after-warm`);
             }
           }
           await meter.start();
