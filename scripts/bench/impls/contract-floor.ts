@@ -3,13 +3,16 @@
  * by EVALSHA like the raw floor. A hash (owner -> count) under a lease, a fencing token
  * from a counter that expires `keyRetention` after its last use, both changed only by
  * Lua: no waiting list, no reentry, no resend rules, no pub/sub. On several masters:
- * in parallel, held on a majority, like the raw quorum floor. Measured in the cycle
- * scenarios only, as a reference (never a peer, not charted): a peer whose lock is a
+ * in parallel, held on a majority, like the raw quorum floor. A refused worker polls
+ * every PEER_RETRY_MS, as redis-semaphore and redlock do: under contention it is the
+ * peers' algorithm (the releasing client takes the lock straight back) on the
+ * contract's data. A reference in the cycle scenarios and between clients and
+ * processes with no think time (never a peer, not charted): a peer whose lock is a
  * plain SET NX may run ahead of any implementation of the contract, and this row says
  * by how much in the same run.
  */
 import type Redis from 'ioredis';
-import { LEASE } from '../config';
+import { LEASE, PEER_RETRY_MS } from '../config';
 import { connect, quitAll } from './connect';
 import { loadScripts, pollingWorker } from './raw';
 import type { ImplDef, Runner } from './types';
@@ -38,7 +41,7 @@ async function openContractFloor(ports: number[]): Promise<Runner> {
       const owner = `contract-${process.pid}-${++ownerSeq}`;
       const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
-      return pollingWorker(conns, acquireOn, releaseOn, 'contract floor');
+      return pollingWorker(conns, acquireOn, releaseOn, 'contract floor', PEER_RETRY_MS);
     },
     close: () => quitAll(conns),
   };

@@ -54,11 +54,11 @@ export async function openRaw(ports: number[]): Promise<Runner> {
 }
 
 /**
- * A worker over one EVALSHA acquire and release per master that polls every POLL_MS
- * while refused: one master, or several in parallel (Promise.all, held on a majority;
+ * A worker over one EVALSHA acquire and release per master that polls every `pollMs`
+ * (default POLL_MS) while refused: one master, or several in parallel (Promise.all, held on a majority;
  * a refused round gives back what it got). `label` names the floor in its errors.
  */
-export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<number[]>, releaseOn: (c: Redis) => Promise<number[]>, label: string): Worker {
+export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<number[]>, releaseOn: (c: Redis) => Promise<number[]>, label: string, pollMs = POLL_MS): Worker {
   if (conns.length === 1) {
     const c = conns[0];
     return {
@@ -66,7 +66,7 @@ export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<n
         const giveUp = performance.now() + MAX_WAIT_MS;
         while ((await acquireOn(c))[0] !== 1) {
           if (performance.now() > giveUp) throw new Error(`${label}: not acquired within ${MAX_WAIT_MS} ms`);
-          await sleep(POLL_MS);
+          await sleep(pollMs);
         }
       },
       async release() {
@@ -84,7 +84,7 @@ export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<n
         if (replies.filter((r) => r[0] === 1).length >= quorum) return;
         await Promise.all(conns.map(releaseOn));
         if (performance.now() > giveUp) throw new Error(`${label} quorum: not acquired within ${MAX_WAIT_MS} ms`);
-        await sleep(POLL_MS);
+        await sleep(pollMs);
       }
     },
     async release() {

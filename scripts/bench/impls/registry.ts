@@ -3,6 +3,7 @@
  * --baseline each holdfast implementation gets a twin from the baseline checkout, listed
  * right after it so the two alternate as neighbours in every round.
  */
+import { CONTRACT_FLOOR } from './contract-floor';
 import { loadHoldfast } from './holdfast-module';
 import { openHoldfast } from './holdfast';
 import { openRedisson } from './node-redisson';
@@ -81,7 +82,7 @@ export function buildRegistry(baseline?: BaselineCheckout): Registry {
     quorum,
     holdfastVariants: variants,
     byId(id) {
-      const impl = [...single, ...quorum].find((i) => i.id === id);
+      const impl = [...single, ...quorum, CONTRACT_FLOOR].find((i) => i.id === id);
       if (!impl) throw new Error(`unknown implementation ${id}`);
       return impl;
     },

@@ -8,6 +8,7 @@ import { Child } from '../children';
 import { PEER_RETRY_MS, POLL_MS } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
+import { CONTRACT_FLOOR } from '../impls/contract-floor';
 import { inRoundOrder } from '../impls/registry';
 import { log, noteError } from '../log';
 import { Meter } from '../meter';
@@ -17,7 +18,10 @@ import { append, sum } from '../stats';
 const PROCESSES = 4;
 
 export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult> {
-  const { cfg, impls } = env;
+  const { cfg } = env;
+  // Without think time the peers barge: the contract floor says in the same run how
+  // fast any lock of DESIGN.md's shape can go that way.
+  const impls = thinkMs === 0 ? [...env.impls, CONTRACT_FLOOR] : env.impls;
   const records: RoundRecord[] = [];
   const samples = new Map<string, number[]>(impls.map((i) => [i.id, []]));
   const meter = new Meter([env.admin]);
