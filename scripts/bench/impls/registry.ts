@@ -4,6 +4,7 @@
  * right after it so the two alternate as neighbours in every round.
  */
 import { CONTRACT_FLOOR } from './contract-floor';
+import { CONTRACT_HANDOFF } from './contract-handoff';
 import { loadHoldfast } from './holdfast-module';
 import { openHoldfast } from './holdfast';
 import { openRedisson } from './node-redisson';
@@ -82,7 +83,7 @@ export function buildRegistry(baseline?: BaselineCheckout): Registry {
     quorum,
     holdfastVariants: variants,
     byId(id) {
-      const impl = [...single, ...quorum, CONTRACT_FLOOR].find((i) => i.id === id);
+      const impl = [...single, ...quorum, CONTRACT_FLOOR, CONTRACT_HANDOFF].find((i) => i.id === id);
       if (!impl) throw new Error(`unknown implementation ${id}`);
       return impl;
     },

@@ -9,6 +9,7 @@ import { PEER_RETRY_MS, POLL_MS } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
 import { CONTRACT_FLOOR } from '../impls/contract-floor';
+import { CONTRACT_HANDOFF } from '../impls/contract-handoff';
 import { inRoundOrder } from '../impls/registry';
 import { log, noteError } from '../log';
 import { Meter } from '../meter';
@@ -21,7 +22,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
   const { cfg } = env;
   // Without think time the peers barge: the contract floor says in the same run how
   // fast any lock of DESIGN.md's shape can go that way.
-  const impls = thinkMs === 0 ? [...env.impls, CONTRACT_FLOOR] : env.impls;
+  const impls = thinkMs === 0 ? [...env.impls, CONTRACT_FLOOR, CONTRACT_HANDOFF] : env.impls;
   const records: RoundRecord[] = [];
   const samples = new Map<string, number[]>(impls.map((i) => [i.id, []]));
   const meter = new Meter([env.admin]);

@@ -12,6 +12,7 @@ import { LEASE, PEER_RETRY_MS, POLL_MS } from '../config';
 import { foreignNote, measured } from '../disturbance';
 import type { Env } from '../env';
 import { CONTRACT_FLOOR } from '../impls/contract-floor';
+import { CONTRACT_HANDOFF } from '../impls/contract-handoff';
 import { inRoundOrder } from '../impls/registry';
 import { log } from '../log';
 import { append } from '../stats';
@@ -21,7 +22,7 @@ export async function workers16(env: Env, ownClients = false): Promise<ScenarioR
   const { cfg } = env;
   // Between clients, the contract floor says in the same run how fast any lock of
   // DESIGN.md's shape can go where the lock barges and its waiters poll.
-  const impls = ownClients ? [...env.impls, CONTRACT_FLOOR] : env.impls;
+  const impls = ownClients ? [...env.impls, CONTRACT_FLOOR, CONTRACT_HANDOFF] : env.impls;
   const workers = 16;
   const id = ownClients ? 'clients16' : 'workers16';
   const clients = ownClients ? workers : 1;
