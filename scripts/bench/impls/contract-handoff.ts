@@ -67,7 +67,8 @@ while true do
     redis.call('pexpire', key, lease)
     local token = redis.call('incr', fence)
     redis.call('pexpire', fence, ${RETENTION})
-    redis.call('publish', key .. ':ch:' .. head, owner)
+    -- The grant as a library would send it: whose, and its token.
+    redis.call('publish', key .. ':ch:' .. head, owner .. ' ' .. token)
     return 2
   end
 end`;
@@ -77,9 +78,9 @@ async function openContractHandoff(ports: number[]): Promise<Runner> {
   if (ports.length !== 1) throw new Error('contract hand-off floor: one master only');
   const [conn, sub] = await Promise.all([connect(ports[0]), connect(ports[0])]);
   const [acquireSha, releaseSha] = await loadScripts([conn], ACQUIRE, RELEASE);
-  // Owner -> the wake of its pending acquire.
+  // Owner -> the wake of its pending acquire; a grant reads '<owner> <token>'.
   const granted = new Map<string, () => void>();
-  sub.on('message', (_channel: string, owner: string) => granted.get(owner)?.());
+  sub.on('message', (_channel: string, grant: string) => granted.get(grant.slice(0, grant.lastIndexOf(' ')))?.());
   return {
     worker(name) {
       const key = `handoff:{${name}}`;

@@ -20,8 +20,9 @@ const PROCESSES = 4;
 
 export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult> {
   const { cfg } = env;
-  // Without think time the peers barge: the contract floor says in the same run how
-  // fast any lock of DESIGN.md's shape can go that way.
+  // Without think time the peers barge: the contract floors say in the same run how
+  // fast any lock of DESIGN.md's shape can go that way (CONTRACT_FLOOR), and with every
+  // release handing it to the next waiter (CONTRACT_HANDOFF).
   const impls = thinkMs === 0 ? [...env.impls, CONTRACT_FLOOR, CONTRACT_HANDOFF] : env.impls;
   const records: RoundRecord[] = [];
   const samples = new Map<string, number[]>(impls.map((i) => [i.id, []]));

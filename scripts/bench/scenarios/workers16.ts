@@ -20,8 +20,9 @@ import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 
 export async function workers16(env: Env, ownClients = false): Promise<ScenarioResult> {
   const { cfg } = env;
-  // Between clients, the contract floor says in the same run how fast any lock of
-  // DESIGN.md's shape can go where the lock barges and its waiters poll.
+  // Between clients, the contract floors say in the same run how fast any lock of
+  // DESIGN.md's shape can go when it barges and its waiters poll (CONTRACT_FLOOR), and
+  // when every release hands it to the next waiter (CONTRACT_HANDOFF).
   const impls = ownClients ? [...env.impls, CONTRACT_FLOOR, CONTRACT_HANDOFF] : env.impls;
   const workers = 16;
   const id = ownClients ? 'clients16' : 'workers16';
