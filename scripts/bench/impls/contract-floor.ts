@@ -11,13 +11,12 @@
  * plain SET NX may run ahead of any implementation of the contract, and this row says
  * by how much in the same run.
  */
-import type Redis from 'ioredis';
-import { LEASE, PEER_RETRY_MS } from '../config';
-import { connect, quitAll } from './connect';
-import { loadScripts, pollingWorker } from './raw';
-import type { ImplDef, Runner } from './types';
+import { PEER_RETRY_MS } from '../config';
+import { openEvalshaFloor } from './raw';
+import type { ImplDef } from './types';
 
-const RETENTION = 86_400_000;
+/** The default key retention (holdfast's DEFAULT_RETENTION): the fencing counter's TTL. */
+export const RETENTION = 86_400_000;
 const ACQUIRE = `if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hset', KEYS[1], ARGV[1], 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -29,22 +28,6 @@ return {0, redis.call('pttl', KEYS[1])}`;
 const RELEASE = `if redis.call('hget', KEYS[1], ARGV[1]) == false then return {0} end
 redis.call('del', KEYS[1])
 return {2}`;
-let ownerSeq = 0;
-
-async function openContractFloor(ports: number[]): Promise<Runner> {
-  const conns = await Promise.all(ports.map(connect));
-  const [acquireSha, releaseSha] = await loadScripts(conns, ACQUIRE, RELEASE);
-  return {
-    worker(name) {
-      const key = `contract:{${name}}`;
-      const fence = `${key}:fence`;
-      const owner = `contract-${process.pid}-${++ownerSeq}`;
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
-      const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
-      return pollingWorker(conns, acquireOn, releaseOn, 'contract floor', PEER_RETRY_MS);
-    },
-    close: () => quitAll(conns),
-  };
-}
+const openContractFloor = (ports: number[]) => openEvalshaFloor(ports, { acquire: ACQUIRE, release: RELEASE, prefix: 'contract', label: 'contract floor', pollMs: PEER_RETRY_MS });
 
 export const CONTRACT_FLOOR: ImplDef = { id: 'contract-floor', label: "contract floor (DESIGN.md's hash + fencing, minimal Lua)", family: 'contract-floor', open: openContractFloor };

@@ -17,10 +17,10 @@
 import type Redis from 'ioredis';
 import { LEASE, MAX_WAIT_MS } from '../config';
 import { connect, quitAll } from './connect';
+import { RETENTION } from './contract-floor';
 import { loadScripts } from './raw';
 import type { ImplDef, Runner } from './types';
 
-const RETENTION = 86_400_000;
 const ENTRY_LEASE = 3_000;
 const HANDOFF_RECHECK_MS = 1_000;
 

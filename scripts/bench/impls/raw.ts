@@ -33,21 +33,40 @@ function rawLua(): { acquire: string; release: string } {
   return scripts;
 }
 
-export async function openRaw(ports: number[]): Promise<Runner> {
+export function openRaw(ports: number[]): Promise<Runner> {
   const lua = rawLua();
+  // No waiting list (no client id, no list keys): the floor polls, like quorum mode's
+  // waiters, and sends what quorum mode sends (acquireArgs/releaseArgs leave the default
+  // key retention and publish verb off). The channel is key + ':ch'.
+  return openEvalshaFloor(ports, { acquire: lua.acquire, release: lua.release, prefix: 'raw', label: 'raw' });
+}
+
+/** A floor's scripts and how its workers name their keys and owners, poll and report. */
+export interface EvalshaFloor {
+  /** acquire(KEYS: lock, fence; ARGV: owner, lease) -> {1, token} | {0, ...}. */
+  acquire: string;
+  /** release(KEYS: lock; ARGV: owner) -> {2} when released. */
+  release: string;
+  /** Keys `<prefix>:{<name>}`, owners `<prefix>-<pid>-<n>`. */
+  prefix: string;
+  /** Names the floor in its errors. */
+  label: string;
+  /** A refused worker's poll interval (default POLL_MS). */
+  pollMs?: number;
+}
+
+/** A floor over two scripts called by EVALSHA, one connection per master, polling while refused. */
+export async function openEvalshaFloor(ports: number[], floor: EvalshaFloor): Promise<Runner> {
   const conns = await Promise.all(ports.map(connect));
-  const [acquireSha, releaseSha] = await loadScripts(conns, lua.acquire, lua.release);
+  const [acquireSha, releaseSha] = await loadScripts(conns, floor.acquire, floor.release);
   return {
     worker(name) {
-      const key = `raw:{${name}}`;
+      const key = `${floor.prefix}:{${name}}`;
       const fence = `${key}:fence`;
-      const owner = `raw-${process.pid}-${++ownerSeq}`;
-      // No waiting list (no client id, no list keys): the floor polls, like quorum
-      // mode's waiters, and sends what quorum mode sends (acquireArgs/releaseArgs leave
-      // the default key retention and publish verb off). The channel is key + ':ch'.
+      const owner = `${floor.prefix}-${process.pid}-${++ownerSeq}`;
       const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
-      return pollingWorker(conns, acquireOn, releaseOn, 'raw');
+      return pollingWorker(conns, acquireOn, releaseOn, floor.label, floor.pollMs);
     },
     close: () => quitAll(conns),
   };
@@ -58,7 +77,7 @@ export async function openRaw(ports: number[]): Promise<Runner> {
  * (default POLL_MS) while refused: one master, or several in parallel (Promise.all, held on a majority;
  * a refused round gives back what it got). `label` names the floor in its errors.
  */
-export function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<number[]>, releaseOn: (c: Redis) => Promise<number[]>, label: string, pollMs = POLL_MS): Worker {
+function pollingWorker(conns: Redis[], acquireOn: (c: Redis) => Promise<number[]>, releaseOn: (c: Redis) => Promise<number[]>, label: string, pollMs = POLL_MS): Worker {
   if (conns.length === 1) {
     const c = conns[0];
     return {
