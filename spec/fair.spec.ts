@@ -7,6 +7,8 @@ import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 import { takeTurns } from './helpers/contention';
+import { TcpProxy } from './helpers/proxy';
+import * as sources from '../lib/store/scripts/sources';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // The fair lock: granted strictly in request order across processes, dead waiters
@@ -22,6 +24,8 @@ let n = 0;
 const name = () => `fair-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
 const queueLength = (lockName: string) => redis.llen(`${key(lockName)}:queue`);
+/** The fair lock's keys other than its counter: what a name leaves behind once nobody holds or waits. */
+const fairKeys = (lockName: string) => [key(lockName), ...['queue', 'deadlines', 'tickets'].map((s) => `${key(lockName)}:${s}`)];
 
 function client(watchdogTimeout = 1_000): LockClient {
   const c = new LockClient(conn, { watchdogTimeout });
@@ -152,7 +156,7 @@ it('removes an aborted waiter from the queue at once', async () => {
   await waitFor(async () => (await queueLength(lockName)) === 1);
   controller.abort(new Error('gave up'));
   await expect(waiting).rejects.toThrow('gave up');
-  await waitFor(async () => (await redis.exists(`${key(lockName)}:queue`, `${key(lockName)}:deadlines`)) === 0, { timeout: 2_000, message: 'queue emptied' });
+  await waitFor(async () => (await redis.exists(...fairKeys(lockName).slice(1))) === 0, { timeout: 2_000, message: 'queue emptied' });
   await holder.unlock();
 });
 
@@ -251,4 +255,133 @@ it('keeps its subscription while two clients take turns, and drops it once nobod
   // waited section.
   expect((await commandCalls(redis, 'subscribe', 'ssubscribe')) - before).toBeLessThanOrEqual(8);
   await waitFor(async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1]) === 0, { timeout: 2_000, message: 'subscription dropped after the linger' });
+});
+
+describe("a release grants the free lock to the queue's head", () => {
+  let proxy: TcpProxy;
+  /** Closed once their clients are (the file's afterEach closes the clients). */
+  const farConnections: Connection[] = [];
+  beforeAll(async () => {
+    proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+  });
+  afterEach(() => proxy.resume());
+  afterAll(async () => {
+    await Promise.all(farConnections.map(closeConnection));
+    await proxy.close();
+  });
+
+  /** A client whose connections (commands and pub/sub) go through the proxy; a 30 s heartbeat lease, so no heartbeat falls in a test. */
+  async function farClient(): Promise<LockClient> {
+    const far = await lockConnection(proxy.port);
+    farConnections.push(far);
+    const c = new LockClient(far, { watchdogTimeout: 30_000 });
+    clients.push(c);
+    return c;
+  }
+
+  it('in the release itself: the head holds it before it has read a word from Redis, with the token the release minted', async () => {
+    const lockName = name();
+    const holder = client().getFairLock(lockName);
+    await holder.lock();
+    const head = (await farClient()).getFairLock(lockName);
+    const waiting = head.acquire();
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the head in the queue' });
+    proxy.delayReplies();
+    await holder.unlock();
+    // Nothing has reached the head's client since: the grant is the release's doing.
+    const info = await holder.inspect();
+    expect(info.holders).toHaveLength(1);
+    expect(info.holders[0].count).toBe(1);
+    expect(await queueLength(lockName)).toBe(0);
+    proxy.deliverReplies();
+    const held = await waiting;
+    expect(held.token).toBe(info.token);
+    expect((await holder.inspect()).holders[0].owner).toBe(info.holders[0].owner);
+    await held.release();
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+
+  it('gives a grant its wait never read back when the wait is aborted, and the next waiter gets the lock', async () => {
+    const lockName = name();
+    const holder = client().getFairLock(lockName);
+    await holder.lock();
+    const controller = new AbortController();
+    const headClient = await farClient();
+    const acquired: string[] = [];
+    headClient.on('acquired', (e) => acquired.push(e.owner));
+    const waiting = headClient.getFairLock(lockName).lock({ signal: controller.signal });
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the head in the queue' });
+    const next = client().getFairLock(lockName);
+    const nextWaiting = next.acquire();
+    await waitFor(async () => (await queueLength(lockName)) === 2, { message: 'the second in the queue' });
+    proxy.delayReplies();
+    await holder.unlock();
+    expect((await holder.inspect()).holders).toHaveLength(1);
+    controller.abort(new Error('gave up'));
+    proxy.deliverReplies();
+    await expect(waiting).rejects.toThrow('gave up');
+    const held = await nextWaiting;
+    expect(acquired).toEqual([]);
+    const info = await next.inspect();
+    expect(info.holders).toHaveLength(1);
+    expect(held.token).toBe(info.token);
+    await held.release();
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+});
+
+describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', () => {
+  const heartbeat = 30_000;
+  const lease = 10_000;
+  const run = (script: string, lockName: string, keys: string[], args: (string | number)[]) => redis.eval(script, keys.length, ...keys.map((s) => (s === '' ? key(lockName) : `${key(lockName)}:${s}`)), ...args);
+  const acquire = (lockName: string, owner: string, wait: string) => run(sources.fairAcquire, lockName, ['', 'fence', 'queue', 'deadlines', 'tickets'], [owner, lease, heartbeat, wait === '' ? '0' : '1', 'ch', 'publish', 60_000, wait]);
+  const release = (lockName: string, owner: string) => run(sources.fairRelease, lockName, ['', 'queue', 'deadlines', 'fence', 'tickets'], [owner, 'ch', 'publish', 1, '1', 60_000]);
+  const leave = (lockName: string, owner: string, wait: string) => run(sources.fairLeave, lockName, ['', 'queue', 'deadlines', 'tickets'], [owner, 'ch', 'publish', wait]);
+
+  it("answers the granted wait's next attempt with that grant, not a level more; the owner's other calls reenter", async () => {
+    const lockName = name();
+    expect(await acquire(lockName, 'h:1:a:1', '')).toEqual([1, expect.any(Number)]);
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1]);
+    expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0]);
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    const token = Number(await redis.get(`${key(lockName)}:fence`));
+    expect(await redis.pttl(key(lockName))).toBeGreaterThan(lease - 1_000);
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, token]);
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    // Taken: the same wait's next call is a reentry.
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, token]);
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '2' });
+  });
+
+  it("gives back only the level a wait's unread grant made, when that wait leaves", async () => {
+    const lockName = name();
+    await acquire(lockName, 'h:1:a:1', '');
+    await acquire(lockName, 'h:1:b:1', 'w1');
+    await acquire(lockName, 'h:1:c:1', 'w2');
+    await release(lockName, 'h:1:a:1');
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    // Another wait's leave does not give it back.
+    await leave(lockName, 'h:1:b:1', 'w9');
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    await leave(lockName, 'h:1:b:1', 'w1');
+    expect(await redis.exists(key(lockName))).toBe(0);
+    expect(await redis.lrange(`${key(lockName)}:queue`, 0, -1)).toEqual(['h:1:c:1']);
+    expect(await acquire(lockName, 'h:1:c:1', 'w2')).toEqual([1, expect.any(Number)]);
+    await release(lockName, 'h:1:c:1');
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+
+  it('wakes a head whose ticket is older than half its lease instead of granting it', async () => {
+    const lockName = name();
+    await acquire(lockName, 'h:1:a:1', '');
+    await acquire(lockName, 'h:1:b:1', 'w1');
+    // The ticket as a refusal 6 s ago (lease 10 s) would have left it.
+    const [wait, ticketLease, at] = (await redis.hget(`${key(lockName)}:tickets`, 'h:1:b:1'))!.split(' ');
+    await redis.hset(`${key(lockName)}:tickets`, 'h:1:b:1', `${wait} ${ticketLease} ${Number(at) - 6_000}`);
+    expect(await release(lockName, 'h:1:a:1')).toEqual([2, 1]);
+    expect(await redis.exists(key(lockName))).toBe(0);
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, expect.any(Number)]);
+    await release(lockName, 'h:1:b:1');
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
 });

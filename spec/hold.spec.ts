@@ -5,7 +5,7 @@ import { plainLock } from '../lib/primitives/plain';
 // A hold's states and transitions, without Redis: each event fires exactly once, final
 // states stay final, and a lost hold answers its outstanding unlocks.
 
-const keys = { name: 'n', key: 'k', id: 'k', fence: 'f', channel: 'c', queue: 'q', deadlines: 'd', fairChannel: 'fc', waiting: 'w', alive: 'a' };
+const keys = { name: 'n', key: 'k', id: 'k', fence: 'f', channel: 'c', queue: 'q', deadlines: 'd', tickets: 't', fairChannel: 'fc', waiting: 'w', alive: 'a' };
 
 function make(): { hold: Hold; calls: string[] } {
   const calls: string[] = [];

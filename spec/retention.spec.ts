@@ -115,7 +115,7 @@ describe('one master', () => {
       expect([k, pttl > 0]).toEqual([k, true]);
       if (k.endsWith(':fence')) expect([k, pttl <= retention]).toEqual([k, true]);
     }
-    expect([...seen.keys()].filter((k) => k.includes(fairName)).sort()).toEqual([key(fairName), `${key(fairName)}:deadlines`, fence(fairName), `${key(fairName)}:queue`]);
+    expect([...seen.keys()].filter((k) => k.includes(fairName)).sort()).toEqual([key(fairName), `${key(fairName)}:deadlines`, fence(fairName), `${key(fairName)}:queue`, `${key(fairName)}:tickets`]);
 
     await fair.unlock();
     expect(await waiting).toBe(true);

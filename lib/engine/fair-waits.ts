@@ -1,5 +1,6 @@
 import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
+import { safety } from '../store/lease-margin.js';
 import type { Granted, LockKeys, Refused } from '../store/types.js';
 import { raceAbort } from '../util/abort.js';
 import { Background } from '../util/background.js';
@@ -24,10 +25,15 @@ interface Watchers {
   linger?: NodeJS.Timeout;
 }
 
-/** A fair wait under way, for leaveAll(). */
+/** A fair wait under way: for leaveAll(), and for a release's grant that names it. */
 interface QueuedWait {
   readonly request: AcquireRequest;
+  /** Its id in the queue's tickets (scripts/_passOn.lua): 'w' and a number, unique in this client. */
+  readonly id: string;
   left: boolean;
+  /** The token of a grant a release made to this wait, read from its message and not yet taken up. */
+  granted?: number;
+  readonly ring: () => void;
 }
 
 /**
@@ -39,8 +45,9 @@ interface QueuedWait {
  */
 export class FairWaits {
   private readonly watchers = new Map<string, Watchers>();
-  /** Waits under way (in their queue or about to join it), and whether their leave was sent. */
-  private readonly queued = new Set<QueuedWait>();
+  /** Waits under way (in their queue or about to join it) by id, and whether their leave was sent. */
+  private readonly queued = new Map<string, QueuedWait>();
+  private lastWaitId = 0;
   /** Leaves sent, tracked for leaveAll(). */
   private readonly leaving = new Background();
 
@@ -58,7 +65,7 @@ export class FairWaits {
    * removes what it joined.
    */
   leaveAll(): Promise<void> {
-    for (const wait of this.queued) this.leave(wait);
+    for (const wait of this.queued.values()) this.leave(wait);
     return this.leaving.settled();
   }
 
@@ -68,7 +75,7 @@ export class FairWaits {
     wait.left = true;
     const { request } = wait;
     const host = this.host;
-    const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease));
+    const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease), wait.id);
     // Closing, the connection may be gone first (the user closes it after close()): the
     // entry then expires with its lease, as a local waiting list's does.
     if (sent) this.leaving.track(sent.catch((e: unknown) => host.closed || host.error(e)));
@@ -87,18 +94,22 @@ export class FairWaits {
     const host = this.host;
     const bell = new Bell();
     const ring = () => bell.wake();
+    const queued: QueuedWait = { request, id: `w${(++this.lastWaitId).toString(36)}`, left: false, ring };
     // A waiter holds no level yet (a reentry never waits here).
     const attempt = () => {
-      const call = request.primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), true);
+      const call = request.primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), true, queued.id);
       return raceAbort(call, signal, (late) => late.granted && host.giveBack(request));
     };
     signal?.addEventListener('abort', ring);
-    const queued: QueuedWait = { request, left: false };
-    this.queued.add(queued);
+    this.queued.set(queued.id, queued);
     let unwatch: (() => void) | undefined;
     let granted: Granted | undefined;
     let failures = lastError === undefined ? 0 : 1;
     let attempted = false;
+    // A release's grant to this wait came after the wait's last refused attempt ran (or
+    // else that attempt would have taken it), and after its first attempt was sent
+    // (which left the ticket it was granted on): its lease is counted from that send.
+    let grantFloor = -Infinity;
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
@@ -111,21 +122,37 @@ export class FairWaits {
         }
         signal?.throwIfAborted();
         // The wait ends with its last outcome: held by another owner (null), or the failure.
-        if (attempted && deadline - now() <= 0) {
+        if (attempted && queued.granted === undefined && deadline - now() <= 0) {
           if (lastError !== undefined) throw unavailable(keys.name, lastError);
           return null;
         }
         attempted = true;
         let result: Granted | Refused;
         try {
-          result = await attempt();
+          if (queued.granted !== undefined) {
+            result = takeUp(queued, grantFloor);
+          } else {
+            const sentAt = now();
+            if (grantFloor === -Infinity) grantFloor = sentAt;
+            result = await attempt();
+            if (!result.granted) {
+              grantFloor = sentAt;
+              // Granted while this attempt was out, after it ran.
+              if (queued.granted !== undefined) result = takeUp(queued, grantFloor);
+            }
+          }
           // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.
           if (result.granted) {
+            queued.granted = undefined;
             const hold = host.grant(request, result);
             granted = result;
             return hold;
           }
         } catch (error) {
+          // An attempt that failed may have taken the grant in Redis and be given back
+          // for it (store/master/exactly-once.ts): the message's copy is not taken up.
+          // A grant still there goes to the next attempt, or back with the leave.
+          queued.granted = undefined;
           if (signal?.aborted) throw signal.reason;
           if (isFinal(error)) throw error;
           failures += 1;
@@ -150,7 +177,7 @@ export class FairWaits {
     } finally {
       signal?.removeEventListener('abort', ring);
       unwatch?.();
-      this.queued.delete(queued);
+      this.queued.delete(queued.id);
       if (!granted) this.leave(queued);
     }
   }
@@ -162,6 +189,7 @@ export class FairWaits {
       const owners = new Map<string, Set<() => void>>();
       const dispatch = (next: string) => {
         if (next === '*') for (const wakes of owners.values()) for (const w of wakes) w();
+        else if (next.includes(' ')) this.granted(next);
         else for (const w of owners.get(next) ?? []) w();
       };
       const channels = [keys.fairChannel, ownChannel(keys.fairChannel, owner)] as const;
@@ -185,6 +213,19 @@ export class FairWaits {
     };
   }
 
+  /**
+   * A release granted the lock to one of this client's waits: 'owner wait token' (owner
+   * ids hold no white space). A wait that has ended gave the grant back with its leave,
+   * or took it with an attempt: the message is then dropped.
+   */
+  private granted(message: string): void {
+    const [owner, id, token] = message.split(' ');
+    const wait = this.queued.get(id);
+    if (!wait || wait.request.owner !== owner || wait.left) return;
+    wait.granted = Number(token);
+    wait.ring();
+  }
+
   /** Drops a key's subscription nobody waits on. */
   private drop(id: string, entry: Watchers): void {
     clearTimeout(entry.linger);
@@ -193,6 +234,12 @@ export class FairWaits {
     this.watchers.delete(id);
     for (const channel of entry.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
   }
+}
+
+/** The grant a wait's message brought: its lease counted from `floor` (see FairWaits.wait). */
+function takeUp(wait: QueuedWait, floor: number): Granted {
+  const { lease } = wait.request;
+  return { granted: true, token: wait.granted ?? 0, validUntil: floor + lease - safety(lease) };
 }
 
 /**

@@ -12,8 +12,8 @@ export function fairLock(store: Store, heartbeat: number): Primitive {
   return {
     kind: 'fair',
     waits: 'fairQueue',
-    attempt: (_store, keys, owner, lease, held, timeout, queued) => queue.acquire(keys, owner, lease, heartbeat, queued, timeout, held),
+    attempt: (_store, keys, owner, lease, held, timeout, queued, wait) => queue.acquire(keys, owner, lease, heartbeat, queued ? (wait ?? '') : undefined, timeout, held),
     release: (_store, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held),
-    leave: (_store, keys, owner, timeout) => queue.leave(keys, owner, timeout),
+    leave: (_store, keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait),
   };
 }

@@ -23,8 +23,11 @@ export interface Primitive {
   readonly waits: WaitStyle;
   /** The watchdog's renewal of its holds; absent: the lock hash's (renew.lua). */
   readonly renewal?: RenewScript;
-  /** One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the queue). */
-  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean): Promise<AcquireResult>;
+  /**
+   * One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the
+   * queue); `wait`: that wait's id, to which a fair lock's release may grant the lock.
+   */
+  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean, wait?: string): Promise<AcquireResult>;
   /**
    * Drops one level of owner's, `held` being the levels the client holds before the
    * call; `wakeHead`: a last release wakes the waiting list's head though its turn has
@@ -33,6 +36,6 @@ export interface Primitive {
   release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number, wakeHead?: boolean): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
   forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
-  /** Waits 'fairQueue' only: a waiter that gives up leaves the queue. */
-  leave?(store: Store, keys: LockKeys, owner: string, timeout: number): Promise<void>;
+  /** Waits 'fairQueue' only: a waiter that gives up leaves the queue (`wait`: its id, as its attempts passed it). */
+  leave?(store: Store, keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }

@@ -2,8 +2,8 @@ import type { LockKeys } from './types.js';
 
 /**
  * A name's keys: the lock key, and every other key derived from it (`key` + suffix) the
- * first time it is asked for. A handle then holds one string instead of eight: a plain
- * lock never touches the fair queue's three keys, and an idle handle touches none (the
+ * first time it is asked for. A handle then holds one string instead of nine: a plain
+ * lock never touches the fair queue's four keys, and an idle handle touches none (the
  * watchdog scenario's 10,000 held locks count every byte of a handle).
  */
 export class NameKeys implements LockKeys {
@@ -15,6 +15,7 @@ export class NameKeys implements LockKeys {
   private queueKey: string | undefined;
   private deadlinesKey: string | undefined;
   private fairChannelKey: string | undefined;
+  private ticketsKey: string | undefined;
 
   constructor(
     readonly name: string,
@@ -45,6 +46,10 @@ export class NameKeys implements LockKeys {
 
   get deadlines(): string {
     return (this.deadlinesKey ??= `${this.key}:deadlines`);
+  }
+
+  get tickets(): string {
+    return (this.ticketsKey ??= `${this.key}:tickets`);
   }
 
   get fairChannel(): string {

@@ -19,6 +19,8 @@ export interface LockKeys {
   readonly queue: string;
   readonly deadlines: string;
   readonly fairChannel: string;
+  /** Fair lock only: each waiting owner's ticket, or the grant a release made it (scripts/_passOn.lua). */
+  readonly tickets: string;
   /** Plain lock: the clients waiting for it, in order, and their deadlines (see scripts/_waiting.lua). */
   readonly waiting: string;
   readonly alive: string;
@@ -100,10 +102,15 @@ export interface HandOff {
 
 /** Capability: a waiting queue in Redis, for the fair lock (one master or a Cluster). */
 export interface FairQueue {
-  /** An attempt in queue order; `enqueue` joins (or heartbeats) the queue when not granted. */
-  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult>;
+  /**
+   * An attempt in queue order. `wait`: the id of the wait making it, which joins (or
+   * heartbeats) the queue when not granted; a release may then grant the lock to that
+   * wait directly (FairGrant on its client's channel). undefined: one attempt.
+   */
+  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult>;
   release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
-  leave(keys: LockKeys, owner: string, timeout: number): Promise<void>;
+  /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
+  leave(keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }
 
 /**

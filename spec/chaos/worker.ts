@@ -42,6 +42,8 @@ export interface WorkerConfig {
   semaphore?: { name: string; limit: number };
   /** Read-write locks: each section reads (most) or writes; readers log no fenced writes. */
   readWrite?: boolean;
+  /** The sections take fair locks (getFairLock) instead of getLock. */
+  fair?: boolean;
   /** In about a third of their turns the tasks take a multi-lock over two of `locks`, logged as one section per name. */
   multi?: boolean;
 }
@@ -196,9 +198,9 @@ function outcomeOf(error: unknown): 'lost' | 'error' {
 
 type Side = 'lock' | 'read' | 'write';
 
-/** The Lock a section takes: the lock, or a side of the read-write lock of that name. */
+/** The Lock a section takes: the lock (fair with --fair), or a side of the read-write lock of that name. */
 function handle(name: string, side: Side) {
-  if (side === 'lock') return locks.getLock(name);
+  if (side === 'lock') return config.fair ? locks.getFairLock(name) : locks.getLock(name);
   const rw = locks.getReadWriteLock(name);
   return side === 'read' ? rw.readLock() : rw.writeLock();
 }

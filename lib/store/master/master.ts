@@ -85,10 +85,10 @@ export class MasterStore implements Store {
     this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
     this.readWrite = this.sync ? undefined : new MasterReadWrite(connection, levelsNow, keyRetention, this.publish);
     this.fairQueue = {
-      acquire: (k, owner, lease, heartbeat, enqueue, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, enqueue, timeout, held),
+      acquire: (k, owner, lease, heartbeat, wait, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, wait, timeout, held),
       release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),
-      leave: (k, owner, timeout) =>
-        withTimeout(releaseScripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name),
+      leave: (k, owner, timeout, wait) =>
+        withTimeout(releaseScripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, k.fairChannel, this.publish, wait]), timeout, 'leave the queue of', k.name),
     };
     const id = waiterId();
     this.waitingList = {
@@ -252,10 +252,10 @@ export class MasterStore implements Store {
     return this.subscriber.drop();
   }
 
-  private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
+  private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
-    const keys = [k.key, k.fence, k.queue, k.deadlines];
-    const args: [string, number, number, '1' | '0', string, PublishVerb, number] = [owner, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish, this.keyRetention];
+    const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
+    const args: [string, number, number, '1' | '0', string, PublishVerb, number, string] = [owner, lease, heartbeat, wait === undefined ? '0' : '1', k.fairChannel, this.publish, this.keyRetention, wait ?? ''];
     const send = () => {
       sentAt = now();
       return this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
@@ -264,7 +264,9 @@ export class MasterStore implements Store {
   }
 
   private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
-    const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines], [owner, k.fairChannel, this.publish, held]);
+    // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can do.
+    const grant = this.sync ? '0' : '1';
+    const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], [owner, k.fairChannel, this.publish, held, grant, this.keyRetention]);
     const reply = await this.once.release(k, owner, held, timeout, undefined, call, identity);
     // A fair release wakes only the queue's head, which is never one of ours to yield to.
     return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);

@@ -53,9 +53,9 @@ export function acquireArgs(owner: string, lease: number, waiter: string, retent
   return waiter === '' ? [owner, lease] : [owner, lease, waiter];
 }
 
-/** fair-acquire.lua: KEYS lock, fence, queue, deadlines; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention. */
+/** fair-acquire.lua: KEYS lock, fence, queue, deadlines, tickets; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention, wait id. */
 export const fairAcquire = new Script<
-  [owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb, retention: number],
+  [owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb, retention: number, wait: string],
   AcquireReply
 >(
   'fair-acquire',

@@ -1,10 +1,13 @@
--- Fair lock: drop one level of ARGV[1]'s hold; at zero delete the lock and wake the
--- head of the queue only (the message names it), not every waiter.
--- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] waiter deadlines.
+-- Fair lock: drop one level of ARGV[1]'s hold; at zero delete the lock and give it to
+-- the head of the queue (_passOn.lua), or wake that head only (the message names it),
+-- not every waiter.
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] waiter deadlines, KEYS[4] fencing counter,
+-- KEYS[5] tickets.
 -- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish',
--- ARGV[4] levels the client holds before this release (1 for the last).
+-- ARGV[4] levels the client holds before this release (1 for the last), ARGV[5] '1' to
+-- grant the head, '0' to wake it, ARGV[6] key retention ms (the counter's TTL).
 -- Returns {0} not held, {1, count} still held, {2, waiters} released.
-local lock, queue, deadlines, owner = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local lock, queue, deadlines, fence, tickets, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1]
 local held = tonumber(redis.call('hget', lock, owner) or '0')
 if held == 0 then return {0} end
 -- Already applied, its reply lost with the connection (see release.lua).
@@ -12,18 +15,21 @@ if held < tonumber(ARGV[4]) then return {1, held} end
 local count = redis.call('hincrby', lock, owner, -1)
 if count > 0 then return {1, count} end
 redis.call('del', lock)
+-- A grant this owner claimed by its message leaves its mark until now.
+redis.call('hdel', tickets, owner)
 
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for _, dead in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
   redis.call('lrem', queue, 0, dead)
   redis.call('zrem', deadlines, dead)
+  redis.call('hdel', tickets, dead)
 end
 
 local head = redis.call('lindex', queue, 0)
 if head then
-  wakeOwner(ARGV[2], head, ARGV[3])
+  passOn(lock, fence, queue, deadlines, tickets, head, now, ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[5])
 else
-  redis.call('del', queue, deadlines)
+  redis.call('del', queue, deadlines, tickets)
 end
 return {2, redis.call('llen', queue)}

@@ -79,11 +79,15 @@ export function releaseToArgs(owner: string, waiter: string, next: { owner: stri
   return [owner, waiter, next.owner, next.lease];
 }
 
-/** fair-release.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb, levels held. */
-export const fairRelease = new Script<[owner: string, channel: string, publish: PublishVerb, held: number], ReleaseReply>('fair-release', sources.fairRelease, decode);
+/** fair-release.lua: KEYS lock, queue, deadlines, fence, tickets; ARGV owner, channel, publish verb, levels held, '1' to grant the head, key retention. */
+export const fairRelease = new Script<[owner: string, channel: string, publish: PublishVerb, held: number, grant: '1' | '0', retention: number], ReleaseReply>(
+  'fair-release',
+  sources.fairRelease,
+  decode,
+);
 
-/** fair-leave.lua: KEYS lock, queue, deadlines; ARGV owner, channel, publish verb. */
-export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb], void>('fair-leave', sources.fairLeave, () => undefined);
+/** fair-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, channel, publish verb, wait id. */
+export const fairLeave = new Script<[owner: string, channel: string, publish: PublishVerb, wait: string], void>('fair-leave', sources.fairLeave, () => undefined);
 
 /** waiting-leave.lua: KEYS lock, waiting list, its deadlines; ARGV client id, channel, publish verb. */
 export const waitingLeave = new Script<[waiter: string, channel: string, publish: PublishVerb], void>('waiting-leave', sources.waitingLeave, () => undefined);
