@@ -9,6 +9,8 @@
  *     at most 5 held at once (spec/chaos/permits.ts); with a single Redis or --cluster
  *   npm run chaos -- --rw         # read-write locks (with --cluster too): workers read or write;
  *                                 # never a reader and a writer at once, at most one writer
+ *   npm run chaos -- --fair       # workers take fair locks (getFairLock; one Redis or --cluster):
+ *                                 # queue order, grants by the release to the queue's head
  *   npm run chaos -- --multi      # workers also take multi-locks over 2 of the names (any mode but
  *                                 # --rw); each name's section is checked as that lock's. With
  *                                 # restarts it can report a false overlap: a name taken first,
@@ -95,6 +97,8 @@ export interface ChaosOptions {
   faults?: FaultKind[];
   /** Workers take read-write locks (getReadWriteLock), reading or writing; not with quorum mode. */
   readWrite?: boolean;
+  /** Workers take fair locks (getFairLock); not with quorum mode, --rw or --multi. */
+  fair?: boolean;
   /** Progress lines on stderr. */
   verbose?: boolean;
   /** Keep the log directory even when the run is clean. */
@@ -184,6 +188,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       watchdogTimeout: lease,
       semaphore: opts.semaphore ? SEMAPHORE : undefined,
       readWrite: opts.readWrite,
+      fair: opts.fair,
       multi: opts.multi,
     };
     const child = spawn(
@@ -525,7 +530,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   if (permits) report.violations.push(...permits.violations);
   const faultsByKind = Object.fromEntries([...FAULT_KINDS, 'failover'].map((k) => [k, faults.filter((f) => f.kind === k).length])) as Record<FaultKind, number>;
   const summary = [
-    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${opts.multi ? ' (with multi-locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : sentinel ? ` (Sentinel mode, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'})` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${opts.fair ? ' (fair locks)' : ''}${opts.multi ? ' (with multi-locks)' : ''}${quorum ? ` (quorum mode, ${servers.length} masters)` : clustered ? ` (Cluster mode, ${servers.length} masters)` : sentinel ? ` (Sentinel mode, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'})` : ''}: ${workers} workers x ${tasks} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     formatReport(report, faults),
     ...(permits ? [formatPermitReport(permits, limits)] : []),
     `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
@@ -564,7 +569,7 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): ChaosOptions {
-  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --rw, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs';
+  const usage = 'use --minutes N, --seconds N, --workers N, --tasks N, --quorum, --cluster, --semaphore, --rw, --fair, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -598,6 +603,8 @@ function readCommandLine(argv: string[]): ChaosOptions {
   if (values.rw && values.quorum) throw new Error('--rw: read-write locks refuse quorum mode');
   if (values.multi && values.rw) throw new Error('--multi and --rw exclude each other: a multi-lock takes plain locks of the names the read-write locks use');
   if (values.multi) opts.multi = true;
+  if (values.fair && (values.quorum || values.rw || values.multi || values.sentinel)) throw new Error('--fair goes with one Redis or --cluster, without --rw or --multi (fair locks refuse quorum mode; the others take other kinds on the same names)');
+  if (values.fair) opts.fair = true;
   if (values.sentinel) opts.mode = 'sentinel';
   if (values['sync-replicas']) opts.syncReplicas = true;
   if (values.faults !== undefined) {
@@ -627,6 +634,7 @@ function parseCommandLine(argv: string[]) {
       semaphore: { type: 'boolean' },
       multi: { type: 'boolean' },
       rw: { type: 'boolean' },
+      fair: { type: 'boolean' },
       sentinel: { type: 'boolean' },
       'sync-replicas': { type: 'boolean' },
     },
