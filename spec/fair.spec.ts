@@ -9,7 +9,7 @@ import { commandCalls } from './helpers/command-stats';
 import { takeTurns } from './helpers/contention';
 import { TcpProxy } from './helpers/proxy';
 import * as sources from '../lib/store/scripts/sources';
-import { nextEvent, waitFor } from './helpers/wait';
+import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // The fair lock: granted strictly in request order across processes, dead waiters
 // leave the queue within one heartbeat lease, live ones never do.
@@ -301,6 +301,30 @@ describe("a release grants the free lock to the queue's head", () => {
     expect(await redis.exists(...fairKeys(lockName))).toBe(0);
   });
 
+  it("hands the grant to the head at once when the head is a wait of the releasing client: no wait for the message", async () => {
+    const lockName = name();
+    const locks = await farClient();
+    const first = await locks.getFairLock(lockName).acquire();
+    const waiting = locks.getFairLock(lockName).acquire();
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the second in the queue' });
+    // The client's subscriber: the proxied connection subscribed to its channels.
+    const list = await redis.client('LIST');
+    const subscriber = String(list)
+      .split('\n')
+      .filter((line) => / sub=[1-9]/.test(line))
+      .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]))
+      .filter((port) => proxy.upstreamPorts.includes(port));
+    expect(subscriber).toHaveLength(1);
+    proxy.delayReplies(subscriber);
+    await first.release();
+    // Without the release's reply the head would wait for its next heartbeat (10 s) and take the grant then.
+    const held = await withTimeout(waiting, 2_000, 'the head took the grant from the release reply');
+    expect(held.token).toBe(Number(await redis.get(`${key(lockName)}:fence`)));
+    await held.release();
+    proxy.deliverReplies();
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+
   it('gives a grant its wait never read back when the wait is aborted, and the next waiter gets the lock', async () => {
     const lockName = name();
     const holder = client().getFairLock(lockName);
@@ -342,9 +366,10 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
     const lockName = name();
     expect(await acquire(lockName, 'h:1:a:1', '')).toEqual([1, expect.any(Number)]);
     expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1]);
-    expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0]);
+    const token = Number(await redis.get(`${key(lockName)}:fence`)) + 1;
+    // The grant's message in the reply too, for a head that is a wait of the releasing client.
+    expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0, `h:1:b:1 w1 ${token}`]);
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
-    const token = Number(await redis.get(`${key(lockName)}:fence`));
     expect(await redis.pttl(key(lockName))).toBeGreaterThan(lease - 1_000);
     expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, token]);
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });

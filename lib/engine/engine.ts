@@ -276,6 +276,10 @@ export class Engine implements WaitHost, HoldListener {
     this.events.error(error);
   }
 
+  fairGranted(message: string): void {
+    this.fair.granted(message);
+  }
+
   // ---- HoldListener ----------------------------------------------------------------
 
   lost(hold: Hold, error: LockLostError): void {

@@ -214,11 +214,13 @@ export class FairWaits {
   }
 
   /**
-   * A release granted the lock to one of this client's waits: 'owner wait token' (owner
-   * ids hold no white space). A wait that has ended gave the grant back with its leave,
-   * or took it with an attempt: the message is then dropped.
+   * A release granted the lock to a wait: 'owner wait token' (owner ids hold no white
+   * space), from its message, or from the reply of this client's own release (the head
+   * may be one of its waits). Not a wait of this client's, or one that has ended (it
+   * gave the grant back with its leave, or took it with an attempt, or took it from the
+   * other of the two): dropped.
    */
-  private granted(message: string): void {
+  granted(message: string): void {
     const [owner, id, token] = message.split(' ');
     const wait = this.queued.get(id);
     if (!wait || wait.request.owner !== owner || wait.left) return;

@@ -38,8 +38,11 @@ export type AcquireResult = Granted | Refused;
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /** deferred: nobody was woken, a waiting client's turn is still to come (WaitingList.wake). */
-  | { kind: 'released'; receivers: number; deferred?: boolean }
+  /**
+   * deferred: nobody was woken, a waiting client's turn is still to come (WaitingList.wake).
+   * granted: a fair release granted the queue's head the lock; its message, 'owner wait token'.
+   */
+  | { kind: 'released'; receivers: number; deferred?: boolean; granted?: string }
   | { kind: 'handedOff'; token: number; validUntil: number };
 
 /**

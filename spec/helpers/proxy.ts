@@ -20,6 +20,8 @@ export class TcpProxy {
   private stalled = false;
   private repliesLost = false;
   private delaying = false;
+  /** Upstream local ports whose replies alone delayReplies(ports) keeps back; undefined: every connection's. */
+  private delayedPorts: Set<number> | undefined;
   /** Reply chunks still to forward before loseReplies() takes effect (loseRepliesAfter). */
   private repliesToPass: number | undefined;
   private refusing = false;
@@ -82,14 +84,18 @@ export class TcpProxy {
   /**
    * Forwards commands but keeps the server's replies back, in order, until
    * deliverReplies(): the server has carried out a request whose answer is late.
+   * `ports`: only the connections whose upstream side has one of these local ports
+   * (as `ports` lists them, and the server's CLIENT LIST shows them).
    */
-  delayReplies(): void {
+  delayReplies(ports?: number[]): void {
     this.delaying = true;
+    this.delayedPorts = ports && new Set(ports);
   }
 
   /** Sends on the replies delayReplies() kept back, and forwards as before. */
   deliverReplies(): void {
     this.delaying = false;
+    this.delayedPorts = undefined;
     for (const pair of this.pairs) {
       for (const chunk of pair.held.splice(0)) if (!pair.client.destroyed) pair.client.write(chunk);
     }
@@ -183,7 +189,7 @@ export class TcpProxy {
         } else this.repliesToPass -= 1;
       }
       if (this.stalled || pair.halfDead || to.destroyed || (this.repliesLost && from === pair.upstream)) return; // discarded, like lost packets
-      if (this.delaying && from === pair.upstream) return void pair.held.push(chunk);
+      if (this.delaying && from === pair.upstream && (!this.delayedPorts || this.delayedPorts.has(pair.upstream.localPort ?? -1))) return void pair.held.push(chunk);
       if (!to.write(chunk)) {
         from.pause();
         to.once('drain', () => from.resume());

@@ -268,8 +268,8 @@ export class MasterStore implements Store {
     const grant = this.sync ? '0' : '1';
     const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], [owner, k.fairChannel, this.publish, held, grant, this.keyRetention]);
     const reply = await this.once.release(k, owner, held, timeout, undefined, call, identity);
-    // A fair release wakes only the queue's head, which is never one of ours to yield to.
-    return reply.kind === 'released' ? { kind: 'released', receivers: 0 } : released(reply, 0, 0);
+    // A fair release wakes or grants only the queue's head, which is never one of ours to yield to.
+    return reply.kind === 'released' ? { kind: 'released', receivers: 0, granted: reply.granted } : released(reply, 0, 0);
   }
 
   async close(): Promise<void> {

@@ -16,13 +16,14 @@
 -- would start with too little of it left): the head is woken to ask, as without tickets
 -- (another holdfast version, or syncReplicas: its WAIT must follow a grant, which the
 -- releasing client's call cannot do for another).
--- Returns true when the head was granted, false when it was woken.
+-- Returns the grant's message when the head was granted (the releasing client hands it
+-- to its own wait at once when the head is one: no wait for the message), else nil.
 local function passOn(lock, fence, queue, deadlines, tickets, head, now, channel, how, retention, direct)
   local wait, lease, at = string.match(redis.call('hget', tickets, head) or '', '^(w%w+) (%d+) (%d+)$')
   lease = tonumber(lease)
   if direct ~= '1' or not wait or now - tonumber(at) > lease / 2 then
     wakeOwner(channel, head, how)
-    return false
+    return nil
   end
   redis.call('lpop', queue)
   redis.call('zrem', deadlines, head)
@@ -31,6 +32,7 @@ local function passOn(lock, fence, queue, deadlines, tickets, head, now, channel
   redis.call('pexpire', lock, lease)
   local token = string.format('%.0f', mint(fence, retention))
   redis.call('hset', tickets, head, 'g ' .. wait .. ' ' .. token)
-  notify(channel .. ':' .. (string.match(head, '^(.*:)') or head), head .. ' ' .. wait .. ' ' .. token, how)
-  return true
+  local message = head .. ' ' .. wait .. ' ' .. token
+  notify(channel .. ':' .. (string.match(head, '^(.*:)') or head), message, how)
+  return message
 end

@@ -6,7 +6,8 @@
 -- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish',
 -- ARGV[4] levels the client holds before this release (1 for the last), ARGV[5] '1' to
 -- grant the head, '0' to wake it, ARGV[6] key retention ms (the counter's TTL).
--- Returns {0} not held, {1, count} still held, {2, waiters} released.
+-- Returns {0} not held, {1, count} still held, {2, waiters} released, {2, waiters,
+-- grant} released and granted to the head (grant: its message, see _passOn.lua).
 local lock, queue, deadlines, fence, tickets, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1]
 local held = tonumber(redis.call('hget', lock, owner) or '0')
 if held == 0 then return {0} end
@@ -27,9 +28,10 @@ for _, dead in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
 end
 
 local head = redis.call('lindex', queue, 0)
+local grant
 if head then
-  passOn(lock, fence, queue, deadlines, tickets, head, now, ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[5])
+  grant = passOn(lock, fence, queue, deadlines, tickets, head, now, ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[5])
 else
   redis.call('del', queue, deadlines, tickets)
 end
-return {2, redis.call('llen', queue)}
+return {2, redis.call('llen', queue), grant}

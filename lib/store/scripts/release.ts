@@ -9,8 +9,9 @@ export type ReleaseReply =
   /**
    * receivers: of the wake-up message (plain); waiters left in the queue (fair).
    * deferred: nobody was woken, a waiting client's turn is still to come (plain).
+   * granted: the fair queue's head was granted the lock, as its message says ('owner wait token').
    */
-  | { kind: 'released'; receivers: number; deferred?: boolean }
+  | { kind: 'released'; receivers: number; deferred?: boolean; granted?: string }
   | { kind: 'handedOff'; token: number };
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
@@ -83,7 +84,10 @@ export function releaseToArgs(owner: string, waiter: string, next: { owner: stri
 export const fairRelease = new Script<[owner: string, channel: string, publish: PublishVerb, held: number, grant: '1' | '0', retention: number], ReleaseReply>(
   'fair-release',
   sources.fairRelease,
-  decode,
+  (raw) => {
+    const r = raw as unknown[];
+    return r[0] === 2 ? { kind: 'released', receivers: 0, granted: r[2] === undefined || r[2] === null ? undefined : String(r[2]) } : decode(raw);
+  },
 );
 
 /** fair-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, channel, publish verb, wait id. */
