@@ -307,13 +307,15 @@ describe("a release grants the free lock to the queue's head", () => {
     const first = await locks.getFairLock(lockName).acquire();
     const waiting = locks.getFairLock(lockName).acquire();
     await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the second in the queue' });
-    // The client's subscriber: the proxied connection subscribed to its channels.
-    const list = await redis.client('LIST');
-    const subscriber = String(list)
-      .split('\n')
-      .filter((line) => / sub=[1-9]/.test(line))
-      .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]))
-      .filter((port) => proxy.upstreamPorts.includes(port));
+    // The client's subscriber: the proxied connection subscribed to its channels (once the waiter has subscribed).
+    const subscribers = async () =>
+      String(await redis.client('LIST'))
+        .split('\n')
+        .filter((line) => / sub=[1-9]/.test(line))
+        .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]))
+        .filter((port) => proxy.upstreamPorts.includes(port));
+    await waitFor(async () => (await subscribers()).length > 0, { message: "the client's subscriber" });
+    const subscriber = await subscribers();
     expect(subscriber).toHaveLength(1);
     proxy.delayReplies(subscriber);
     await first.release();

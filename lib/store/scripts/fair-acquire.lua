@@ -12,6 +12,13 @@ local lock, fence, queue, deadlines, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4
 local owner, lease, ttl, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
 local wait = ARGV[8] or ''
 
+-- Free and nobody queued (the uncontended call): taken, without reading the clock.
+if redis.call('exists', lock, queue) == 0 then
+  redis.call('hset', lock, owner, 1)
+  redis.call('pexpire', lock, lease)
+  return {1, mint(fence, retention)}
+end
+
 -- The server's clock, never the clients': waiters on hosts with skewed clocks must
 -- neither evict live waiters nor keep dead ones (Redisson's fair lock trusts clients).
 local t = redis.call('time')

@@ -16,7 +16,12 @@ if held < tonumber(ARGV[4]) then return {1, held} end
 local count = redis.call('hincrby', lock, owner, -1)
 if count > 0 then return {1, count} end
 redis.call('del', lock)
--- A grant this owner claimed by its message leaves its mark until now.
+-- Nobody queued: nobody to pass it on to, and the tickets can hold only this owner's
+-- mark (a grant it claimed by its message).
+if redis.call('exists', queue) == 0 then
+  redis.call('del', tickets)
+  return {2, 0}
+end
 redis.call('hdel', tickets, owner)
 
 local t = redis.call('time')
