@@ -271,12 +271,24 @@ describe("a release grants the free lock to the queue's head", () => {
   });
 
   /** A client whose connections (commands and pub/sub) go through the proxy; a 30 s heartbeat lease, so no heartbeat falls in a test. */
-  async function farClient(): Promise<LockClient> {
+  async function farClient(watchdogTimeout = 30_000): Promise<LockClient> {
     const far = await lockConnection(proxy.port);
     farConnections.push(far);
-    const c = new LockClient(far, { watchdogTimeout: 30_000 });
+    const c = new LockClient(far, { watchdogTimeout });
     clients.push(c);
     return c;
+  }
+
+  /** Ports (as proxy.upstreamPorts has them) of the proxied connections subscribed to something, once there is one. */
+  async function proxiedSubscribers(): Promise<number[]> {
+    const read = async () =>
+      String(await redis.client('LIST'))
+        .split('\n')
+        .filter((line) => / sub=[1-9]/.test(line))
+        .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]))
+        .filter((port) => proxy.upstreamPorts.includes(port));
+    await waitFor(async () => (await read()).length > 0, { message: 'a subscriber through the proxy' });
+    return read();
   }
 
   it('in the release itself: the head holds it before it has read a word from Redis, with the token the release minted', async () => {
@@ -305,26 +317,69 @@ describe("a release grants the free lock to the queue's head", () => {
     const lockName = name();
     const locks = await farClient();
     const first = await locks.getFairLock(lockName).acquire();
+    // A wait first, so that the client's subscription is there (lingering) when the
+    // measured wait begins: that one is watched before its first attempt, and sleeps on it.
+    const warm = locks.getFairLock(lockName).acquire();
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the warm-up wait in the queue' });
+    await first.release();
+    const second = await warm;
     const waiting = locks.getFairLock(lockName).acquire();
     await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the second in the queue' });
-    // The client's subscriber: the proxied connection subscribed to its channels (once the waiter has subscribed).
-    const subscribers = async () =>
-      String(await redis.client('LIST'))
-        .split('\n')
-        .filter((line) => / sub=[1-9]/.test(line))
-        .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]))
-        .filter((port) => proxy.upstreamPorts.includes(port));
-    await waitFor(async () => (await subscribers()).length > 0, { message: "the client's subscriber" });
-    const subscriber = await subscribers();
-    expect(subscriber).toHaveLength(1);
-    proxy.delayReplies(subscriber);
-    await first.release();
+    proxy.delayReplies(await proxiedSubscribers());
+    await second.release();
     // Without the release's reply the head would wait for its next heartbeat (10 s) and take the grant then.
     const held = await withTimeout(waiting, 2_000, 'the head took the grant from the release reply');
     expect(held.token).toBe(Number(await redis.get(`${key(lockName)}:fence`)));
     await held.release();
     proxy.deliverReplies();
     expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+
+  it('never takes up a grant whose message comes after the grant was gone: expired, and the lock taken by another', async () => {
+    const lockName = name();
+    const holder = client().getFairLock(lockName);
+    await holder.lock();
+    // Heartbeats every third of a second: the wait asks again while its grant's message is held back.
+    const headClient = await farClient(1_000);
+    const acquired: number[] = [];
+    headClient.on('acquired', (e) => acquired.push(e.token));
+    const waiting = headClient.getFairLock(lockName).acquire({ leaseTime: 300 });
+    await waitFor(async () => (await queueLength(lockName)) === 1, { message: 'the head in the queue' });
+    // Its next refusal comes after its subscription is in place (the first came before).
+    const headOwner = (await redis.lrange(`${key(lockName)}:queue`, 0, 0))[0];
+    const joined = await redis.hget(`${key(lockName)}:tickets`, headOwner);
+    await waitFor(async () => (await redis.hget(`${key(lockName)}:tickets`, headOwner)) !== joined, { timeout: 2_000, message: 'a refusal once subscribed' });
+    proxy.delayReplies(await proxiedSubscribers());
+    await holder.unlock();
+    const stale = (await holder.inspect()).token!;
+    // The grant's 300 ms lease runs out unread; another owner takes the lock.
+    await waitFor(async () => (await redis.exists(key(lockName))) === 0, { timeout: 2_000, message: 'the unread grant expired' });
+    const other = await client().getFairLock(lockName).acquire();
+    const otherOwner = (await holder.inspect()).holders[0].owner;
+    // The head asks again (a heartbeat), refused: it queues anew, after the grant was gone.
+    let waitingOwner = '';
+    await waitFor(
+      async () => {
+        waitingOwner = (await redis.lrange(`${key(lockName)}:queue`, 0, 0))[0] ?? '';
+        return waitingOwner !== '';
+      },
+      { timeout: 2_000, message: 'the head queued again' },
+    );
+    const ticket = () => redis.hget(`${key(lockName)}:tickets`, waitingOwner);
+    proxy.deliverReplies();
+    // Two more refusals after the message came in: the wait has read it by then.
+    const first = await ticket();
+    await waitFor(async () => (await ticket()) !== first, { timeout: 2_000, message: 'a refusal after the message' });
+    const second = await ticket();
+    await waitFor(async () => (await ticket()) !== second, { timeout: 2_000, message: 'another refusal' });
+    expect(acquired).toEqual([]);
+    expect((await holder.inspect()).holders.map((h) => h.owner)).toEqual([otherOwner]);
+    await other.release();
+    const held = await waiting;
+    expect(held.token).toBeGreaterThan(other.token);
+    expect(acquired).toEqual([held.token]);
+    expect(stale).toBeLessThan(other.token);
+    await held.release();
   });
 
   it('gives a grant its wait never read back when the wait is aborted, and the next waiter gets the lock', async () => {
@@ -367,7 +422,7 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
   it("answers the granted wait's next attempt with that grant, not a level more; the owner's other calls reenter", async () => {
     const lockName = name();
     expect(await acquire(lockName, 'h:1:a:1', '')).toEqual([1, expect.any(Number)]);
-    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1]);
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1, Number(await redis.get(`${key(lockName)}:fence`))]);
     const token = Number(await redis.get(`${key(lockName)}:fence`)) + 1;
     // The grant's message in the reply too, for a head that is a wait of the releasing client.
     expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0, `h:1:b:1 w1 ${token}`]);

@@ -106,10 +106,20 @@ export class FairWaits {
     let granted: Granted | undefined;
     let failures = lastError === undefined ? 0 : 1;
     let attempted = false;
-    // A release's grant to this wait came after the wait's last refused attempt ran (or
-    // else that attempt would have taken it), and after its first attempt was sent
-    // (which left the ticket it was granted on): its lease is counted from that send.
-    let grantFloor = -Infinity;
+    // The wait's last refused attempt: when it was sent, and the name's last token when
+    // it ran. A grant with a higher token was made after that attempt ran, so after its
+    // send, from which its lease is counted; one with a token not above it was made
+    // before and no longer stood then (an attempt would have taken it), so it is stale:
+    // given back, expired, or undone. After a failed attempt (which may have taken a
+    // grant in Redis that is then given back for it, store/master/exactly-once.ts) no
+    // grant is taken up until an attempt is refused again.
+    let refusal: { sentAt: number; counter: number } | undefined;
+    const usable = (): boolean => {
+      if (queued.granted === undefined || refusal === undefined) return false;
+      if (queued.granted > refusal.counter) return true;
+      queued.granted = undefined;
+      return false;
+    };
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
@@ -122,23 +132,23 @@ export class FairWaits {
         }
         signal?.throwIfAborted();
         // The wait ends with its last outcome: held by another owner (null), or the failure.
-        if (attempted && queued.granted === undefined && deadline - now() <= 0) {
+        if (attempted && !usable() && deadline - now() <= 0) {
           if (lastError !== undefined) throw unavailable(keys.name, lastError);
           return null;
         }
         attempted = true;
         let result: Granted | Refused;
         try {
-          if (queued.granted !== undefined) {
-            result = takeUp(queued, grantFloor);
+          if (refusal && usable()) {
+            result = takeUp(queued, refusal.sentAt);
           } else {
             const sentAt = now();
-            if (grantFloor === -Infinity) grantFloor = sentAt;
+            refusal = undefined;
             result = await attempt();
             if (!result.granted) {
-              grantFloor = sentAt;
+              refusal = { sentAt, counter: result.counter ?? Infinity };
               // Granted while this attempt was out, after it ran.
-              if (queued.granted !== undefined) result = takeUp(queued, grantFloor);
+              if (usable()) result = takeUp(queued, sentAt);
             }
           }
           // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.
@@ -149,10 +159,9 @@ export class FairWaits {
             return hold;
           }
         } catch (error) {
-          // An attempt that failed may have taken the grant in Redis and be given back
-          // for it (store/master/exactly-once.ts): the message's copy is not taken up.
-          // A grant still there goes to the next attempt, or back with the leave.
-          queued.granted = undefined;
+          // No refusal stands now (see `refusal`): a grant still there goes to the next
+          // attempt, or back with the leave.
+          refusal = undefined;
           if (signal?.aborted) throw signal.reason;
           if (isFinal(error)) throw error;
           failures += 1;
@@ -238,7 +247,7 @@ export class FairWaits {
   }
 }
 
-/** The grant a wait's message brought: its lease counted from `floor` (see FairWaits.wait). */
+/** The grant a wait's message brought: its lease counted from `floor`, a send before the grant (see FairWaits.wait). */
 function takeUp(wait: QueuedWait, floor: number): Granted {
   const { lease } = wait.request;
   return { granted: true, token: wait.granted ?? 0, validUntil: floor + lease - safety(lease) };

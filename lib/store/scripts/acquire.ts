@@ -5,7 +5,7 @@ import * as sources from './sources.js';
 export type AcquireReply =
   | { granted: true; token: number }
   /**
-   * counter: the fencing counter (plain); head: the caller heads the queue (fair) or the
+   * counter: the fencing counter (plain and fair: the last token minted); head: the caller heads the queue (fair) or the
    * waiting list (plain); turnIn: ms until the free lock is the head's alone (plain, -1
    * when the caller is not the head).
    */
@@ -62,7 +62,7 @@ export const fairAcquire = new Script<
   sources.fairAcquire,
   (raw) => {
     const r = raw as number[];
-    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1, turnIn: -1 };
+    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, turnIn: -1 };
   },
 );
 

@@ -7,7 +7,8 @@
 -- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish', ARGV[7] key retention ms
 -- (the counter's TTL; the queue's is two heartbeat leases, see below), ARGV[8] the
 -- wait's id when joining ('' for none: the release then wakes it instead of granting).
--- Returns {1, token} when held, {0, pttl, isHead} otherwise.
+-- Returns {1, token} when held, {0, pttl, isHead, counter} otherwise: counter, the
+-- name's last token, dates the refusal for a grant that comes in a message (FairWaits).
 local lock, fence, queue, deadlines, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, ttl, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
 local wait = ARGV[8] or ''
@@ -78,4 +79,4 @@ if ARGV[4] == '1' then
     if redis.call('pttl', k) < ttl * 2 then redis.call('pexpire', k, ttl * 2) end
   end
 end
-return {0, redis.call('pttl', lock), head == owner and 1 or 0}
+return {0, redis.call('pttl', lock), head == owner and 1 or 0, tonumber(redis.call('get', fence) or '0')}
