@@ -33,7 +33,8 @@ export interface EngineSettings {
 export class Engine implements WaitHost, HoldListener {
   readonly holds = new HoldRegistry();
   private readonly local: LocalWaits;
-  private readonly fair: FairWaits;
+  /** The fair queue's waits (release.ts hands them a fair release's grant). */
+  readonly fair: FairWaits;
   private isClosed = false;
   private startRejecting: () => void = () => undefined;
   readonly rejectingWaits = new Promise<void>((resolve) => (this.startRejecting = resolve));
@@ -274,10 +275,6 @@ export class Engine implements WaitHost, HoldListener {
 
   error(error: unknown): void {
     this.events.error(error);
-  }
-
-  fairGranted(message: string): void {
-    this.fair.granted(message);
   }
 
   // ---- HoldListener ----------------------------------------------------------------

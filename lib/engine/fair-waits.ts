@@ -31,7 +31,7 @@ interface QueuedWait {
   /** Its id in the queue's tickets (scripts/_passOn.lua): 'w' and a number, unique in this client. */
   readonly id: string;
   left: boolean;
-  /** The token of a grant a release made to this wait, read from its message and not yet taken up. */
+  /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */
   granted?: number;
   readonly ring: () => void;
 }
@@ -39,9 +39,12 @@ interface QueuedWait {
 /**
  * Waits of the fair lock: the owner joins the queue in Redis, and each retry doubles
  * as its heartbeat (at least every third of the heartbeat lease), so a live waiter is
- * never dropped and a dead one leaves within one heartbeat lease. Only the head is
- * woken by a release (the message names it). A waiter that gives up leaves the queue
- * at once. Failed attempts are retried with backoff until the wait ends.
+ * never dropped and a dead one leaves within one heartbeat lease. A release gives the
+ * lock to the head, or wakes only the head (the message names it); see wait() for when
+ * a grant's message is taken up. A waiter that gives up leaves the queue at once (and
+ * gives back a grant it never took up). Failed attempts are retried with backoff until
+ * the wait ends. The same waits serve the semaphore and the read-write lock, which only
+ * wake.
  */
 export class FairWaits {
   private readonly watchers = new Map<string, Watchers>();

@@ -12,8 +12,8 @@ export interface ReleaseHost {
   readonly holds: HoldRegistry;
   timeoutFor(lease: number): number;
   error(error: unknown): void;
-  /** A fair release granted the queue's head: its message ('owner wait token'), for a wait of this client's. */
-  fairGranted(message: string): void;
+  /** A fair release granted the queue's head: its message ('owner wait token') may name a wait of this client's. */
+  readonly fair: { granted(message: string): void };
 }
 
 /**
@@ -97,7 +97,7 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
-      if (result.granted !== undefined) engine.fairGranted(result.granted);
+      if (result.granted !== undefined) engine.fair.granted(result.granted);
       if (result.deferred) local.deferred(keys);
       else if (wakeHead) local.wokeHead(keys.id);
       hold.finishRelease();
