@@ -114,21 +114,28 @@ it.each([
 
 it('does not spin when its own given-back grants publish: a waiter wakes for releases on masters that refused it', async () => {
   const lockName = name();
-  const held = client().getLock(lockName);
+  const holder = client();
+  const held = holder.getLock(lockName);
   expect(await held.tryLock()).toBe(true);
   // The holder's hold rests on masters 1-3 (0 and 4 lost it, e.g. restarted): a waiter
   // is granted 0 and 4, gives them back (which publishes "released" there), and retries.
   await Promise.all([conns[0], conns[4]].map((c) => c.del(key(lockName))));
+  const waiter = client();
+  // On a loaded host a vote can run out its bound: the attempt (or renewal) is retried
+  // with backoff, one more call each, and reported.
+  let retried = 0;
+  waiter.on('acquireFailed', () => (retried += 1));
+  holder.on('renewalFailed', () => (retried += 1));
   const calls = () => commandCalls(conns[1], 'evalsha');
   const before = await calls();
   const started = performance.now();
-  expect(await client().getLock(lockName).tryLock(1_000)).toBe(false);
+  expect(await waiter.getLock(lockName).tryLock(1_000)).toBe(false);
   const elapsed = performance.now() - started;
   // Acquire attempts of the waiter plus the holder's renewals (every 200 ms) on master 1:
   // a waiter woken by its own give-backs retries every millisecond or so (hundreds).
   const attempts = (await calls()) - before;
   expect(elapsed).toBeGreaterThanOrEqual(990);
-  expect(attempts).toBeLessThan(20);
+  expect(attempts).toBeLessThan(20 + retried);
   await held.unlock();
 });
 
