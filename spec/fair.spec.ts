@@ -453,6 +453,21 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
     expect(await redis.exists(...fairKeys(lockName))).toBe(0);
   });
 
+  it("never gives back, with a wait's leave, a level its owner took another way after that wait's grant was gone", async () => {
+    const lockName = name();
+    await acquire(lockName, 'h:1:a:1', '');
+    await acquire(lockName, 'h:1:b:1', 'w1');
+    await release(lockName, 'h:1:a:1');
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    // The grant's lease runs out unread; the same owner takes the free lock with another call.
+    await redis.del(key(lockName));
+    expect(await acquire(lockName, 'h:1:b:1', '')).toEqual([1, expect.any(Number)]);
+    await leave(lockName, 'h:1:b:1', 'w1');
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    await release(lockName, 'h:1:b:1');
+    expect(await redis.exists(...fairKeys(lockName))).toBe(0);
+  });
+
   it('wakes a head whose ticket is older than half its lease instead of granting it', async () => {
     const lockName = name();
     await acquire(lockName, 'h:1:a:1', '');

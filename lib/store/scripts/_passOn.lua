@@ -11,9 +11,12 @@
 -- a wait that ends without it leaves, and its leave gives the grant back
 -- (fair-leave.lua). The owner's release drops the mark.
 --
--- The client counts the lease from the send of the wait's last refused attempt, which
--- ran before the grant. A ticket older than half its lease is not granted (the hold
--- would start with too little of it left): the head is woken to ask, as without tickets
+-- Every other way an owner takes the lock drops its ticket, so a mark stands only for
+-- the level its grant gave, while the owner holds it. The client counts the lease from
+-- the send of a refused attempt of the wait that ran before the grant (its reply carries
+-- the last token, below the grant's: FairWaits). A ticket older than half its lease is
+-- not granted (the hold would start with too little of it left): the head is woken to
+-- ask, as without tickets
 -- (another holdfast version, or syncReplicas: its WAIT must follow a grant, which the
 -- releasing client's call cannot do for another).
 -- Returns the grant's message when the head was granted (the releasing client hands it

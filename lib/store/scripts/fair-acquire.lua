@@ -13,8 +13,10 @@ local lock, fence, queue, deadlines, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4
 local owner, lease, ttl, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
 local wait = ARGV[8] or ''
 
--- Free and nobody queued (the uncontended call): taken, without reading the clock.
-if redis.call('exists', lock, queue) == 0 then
+-- Free, nobody queued and no ticket left (the uncontended call): taken, without reading
+-- the clock. A ticket left (a grant's mark that outlived its grant) goes the long way,
+-- which drops the owner's: a mark stands only for a level its grant gave (fair-leave.lua).
+if redis.call('exists', lock, queue, tickets) == 0 then
   redis.call('hset', lock, owner, 1)
   redis.call('pexpire', lock, lease)
   return {1, mint(fence, retention)}
@@ -51,10 +53,10 @@ end
 local head = redis.call('lindex', queue, 0)
 if redis.call('exists', lock) == 0 then
   if not head or head == owner then
+    redis.call('hdel', tickets, owner)
     if head then
       redis.call('lpop', queue)
       redis.call('zrem', deadlines, owner)
-      redis.call('hdel', tickets, owner)
       if redis.call('llen', queue) == 0 then redis.call('del', queue, deadlines, tickets) end
     end
     redis.call('hset', lock, owner, 1)
