@@ -276,6 +276,15 @@ describe('a real chaos run', () => {
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 
+  it("fair locks: the release's grant to the queue's head keeps mutual exclusion and fencing, under the same faults", async () => {
+    const result = await runChaos({ fair: true, durationMs: 20_000, faultGap: [500, 1_200] });
+    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
+    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    // ~430 sections in a minute on an idle 2-core machine.
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(40);
+    for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
+  });
+
   it('multi-locks: every name of a multi-lock held together, excluding every other section of those names, under the same faults', async () => {
     const result = await runChaos({ multi: true, durationMs: 20_000, faultGap: [500, 1_200] });
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
