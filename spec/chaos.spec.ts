@@ -259,10 +259,15 @@ describe('chaos checker on hand-made histories', () => {
 describe('a real chaos run', () => {
   jest.setTimeout(120_000);
 
-  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH, stalls and dropped connections', async () => {
-    const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
+  /** No violation; the run's summary goes to stderr when there is one. */
+  function expectNoViolations(result: Awaited<ReturnType<typeof runChaos>>): void {
     if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+  }
+
+  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH, stalls and dropped connections', async () => {
+    const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
+    expectNoViolations(result);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100); // ~250-400 on an idle 2-core machine
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     expect(result.report.lostHolds).toBeGreaterThanOrEqual(1);
@@ -270,16 +275,14 @@ describe('a real chaos run', () => {
 
   it('read-write locks: never a reader and a writer at once, at most one writer, under the same faults', async () => {
     const result = await runChaos({ readWrite: true, durationMs: 20_000, faultGap: [500, 1_200] });
-    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
-    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expectNoViolations(result);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100);
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 
   it("fair locks: the release's grant to the queue's head keeps mutual exclusion and fencing, under the same faults", async () => {
     const result = await runChaos({ fair: true, durationMs: 20_000, faultGap: [500, 1_200] });
-    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
-    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expectNoViolations(result);
     // ~430 sections in a minute on an idle 2-core machine.
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(40);
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
@@ -287,8 +290,7 @@ describe('a real chaos run', () => {
 
   it('multi-locks: every name of a multi-lock held together, excluding every other section of those names, under the same faults', async () => {
     const result = await runChaos({ multi: true, durationMs: 20_000, faultGap: [500, 1_200] });
-    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
-    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expectNoViolations(result);
     // A multi section keeps two names from everyone else: fewer sections than the plain run
     // (~500 in 2 min idle, 75 in 20 s with the whole suite loading the machine).
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(40);
@@ -300,8 +302,7 @@ describe('a real chaos run', () => {
     // Shorter than the single-master run: it shares npm test's wall time. Each kind
     // comes once first, so a restart (2+ s with the cluster settling) always happens.
     const result = await runChaos({ mode: 'cluster', durationMs: 20_000, faultGap: [500, 1_200] });
-    if (result.violations.length > 0) process.stderr.write(`${result.summary}\n`);
-    expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
+    expectNoViolations(result);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(60); // ~130-200 on an idle 2-core machine
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     // Every restart names the locks its node served (none, for a node without their slots).

@@ -415,6 +415,13 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
   const acquire = (lockName: string, owner: string, wait: string) => run(sources.fairAcquire, lockName, ['', 'fence', 'queue', 'deadlines', 'tickets'], [owner, lease, heartbeat, wait === '' ? '0' : '1', 'ch', 'publish', 60_000, wait]);
   const release = (lockName: string, owner: string) => run(sources.fairRelease, lockName, ['', 'queue', 'deadlines', 'fence', 'tickets'], [owner, 'ch', 'publish', 1, '1', 60_000]);
   const leave = (lockName: string, owner: string, wait: string) => run(sources.fairLeave, lockName, ['', 'queue', 'deadlines', 'tickets'], [owner, 'ch', 'publish', wait]);
+  /** Owner a holds the lock, the waits [owner, wait id] queue behind it in order, a releases: the first is granted. */
+  async function grantFirst(lockName: string, waits: [string, string][]): Promise<void> {
+    await acquire(lockName, 'h:1:a:1', '');
+    for (const [owner, wait] of waits) await acquire(lockName, owner, wait);
+    await release(lockName, 'h:1:a:1');
+    expect(await redis.hgetall(key(lockName))).toEqual({ [waits[0][0]]: '1' });
+  }
 
   it("answers the granted wait's next attempt with that grant, not a level more; the owner's other calls reenter", async () => {
     const lockName = name();
@@ -434,11 +441,10 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
 
   it("gives back only the level a wait's unread grant made, when that wait leaves", async () => {
     const lockName = name();
-    await acquire(lockName, 'h:1:a:1', '');
-    await acquire(lockName, 'h:1:b:1', 'w1');
-    await acquire(lockName, 'h:1:c:1', 'w2');
-    await release(lockName, 'h:1:a:1');
-    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    await grantFirst(lockName, [
+      ['h:1:b:1', 'w1'],
+      ['h:1:c:1', 'w2'],
+    ]);
     // Another wait's leave does not give it back.
     await leave(lockName, 'h:1:b:1', 'w9');
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
@@ -452,10 +458,7 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
 
   it("never gives back, with a wait's leave, a level its owner took another way after that wait's grant was gone", async () => {
     const lockName = name();
-    await acquire(lockName, 'h:1:a:1', '');
-    await acquire(lockName, 'h:1:b:1', 'w1');
-    await release(lockName, 'h:1:a:1');
-    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    await grantFirst(lockName, [['h:1:b:1', 'w1']]);
     // The grant's lease runs out unread; the same owner takes the free lock with another call.
     await redis.del(key(lockName));
     expect(await acquire(lockName, 'h:1:b:1', '')).toEqual([1, expect.any(Number)]);

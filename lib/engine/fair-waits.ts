@@ -117,6 +117,7 @@ export class FairWaits {
     // grant in Redis that is then given back for it, store/master/exactly-once.ts) no
     // grant is taken up until an attempt is refused again.
     let refusal: { sentAt: number; counter: number } | undefined;
+    // Whether the grant a message brought may be taken up now; a stale one is dropped here.
     const usable = (): boolean => {
       if (queued.granted === undefined || refusal === undefined) return false;
       if (queued.granted > refusal.counter) return true;
