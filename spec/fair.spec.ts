@@ -432,7 +432,11 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
     expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0, `h:1:b:1 w1 ${token}`]);
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
     expect(await redis.pttl(key(lockName))).toBeGreaterThan(lease - 1_000);
-    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, token]);
+    // The grant's lease runs from the release: the reply says what is left of it.
+    const [, taken, left] = await acquire(lockName, 'h:1:b:1', 'w1');
+    expect(taken).toBe(token);
+    expect(left).toBeGreaterThan(lease - 1_000);
+    expect(left).toBeLessThanOrEqual(lease);
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
     // Taken: the same wait's next call is a reentry.
     expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([1, token]);
@@ -482,3 +486,31 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
     expect(await redis.exists(...fairKeys(lockName))).toBe(0);
   });
 });
+
+it('counts a grant whose message was lost from no later than the grant: the waiter hears lost before the key expires', async () => {
+  const lockName = name();
+  const holder = client(30_000).getFairLock(lockName);
+  await holder.lock();
+  // Heartbeat 1.5 s: the waiter asks again every 500 ms, and takes the grant up then.
+  const waiter = client(1_500).getFairLock(lockName);
+  const lease = 2_000;
+  const got = waiter.lock(lease);
+  await waitFor(async () => (await queueLength(lockName)) === 1 && ((await redis.pubsub('CHANNELS', `*${lockName}*`)) as string[]).length > 0, { message: 'the waiter queued and subscribed' });
+  // Right after one of the waiter's heartbeats (its ticket is rewritten), so that its
+  // next attempt, which takes the grant up, comes most of a heartbeat after the grant.
+  const tickets = `${key(lockName)}:tickets`;
+  const ticket = await redis.hvals(tickets);
+  await waitFor(async () => JSON.stringify(await redis.hvals(tickets)) !== JSON.stringify(ticket), { interval: 2, message: 'a heartbeat of the waiter' });
+  // The grant's message is lost: the subscriber connections are dropped as it goes out.
+  await redis.client('KILL', 'TYPE', 'pubsub');
+  await holder.unlock();
+  const lost = nextEvent<{ reason: string }>(waiter, 'lost', 10_000).then((e) => ({ ...e, at: performance.now() }));
+  await withTimeout(got, 5_000, 'the waiter took the grant up');
+  const asked = performance.now();
+  const pttl = await redis.pttl(key(lockName));
+  // The key expires no earlier than this; the waiter's client-side deadline must come first.
+  const expiresAt = asked + pttl;
+  const { reason, at } = await lost;
+  expect(reason).toBe('expired');
+  expect(at).toBeLessThanOrEqual(expiresAt);
+}, 20_000);

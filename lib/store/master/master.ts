@@ -281,10 +281,15 @@ export class MasterStore implements Store {
   }
 }
 
-/** A grant's client-side deadline: the lease from the send, less the safety margin. */
+/**
+ * A grant's client-side deadline: the lease from the send, less the safety margin; a
+ * grant made before the call (a fair release's, taken up by this attempt) counts only
+ * what is left of its lease, so the deadline never falls after the key's expiry.
+ */
 function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
   if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, turnIn: reply.turnIn };
-  return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
+  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : Math.min(lease, reply.pttl);
+  return { granted: true, token: reply.token, validUntil: sentAt + left - safety(lease) };
 }
 
 function released(reply: ReleaseReply, sentAt: number, nextLease: number): ReleaseResult {

@@ -3,7 +3,8 @@ import * as sources from './sources.js';
 
 /** What an acquire script (plain or fair) answers. */
 export type AcquireReply =
-  | { granted: true; token: number }
+  /** pttl: the lease left of a grant made before this call (it runs from the grant, not from this call's send). */
+  | { granted: true; token: number; pttl?: number }
   /**
    * counter: the fencing counter (plain and fair: the last token minted); head: the caller heads the queue (fair) or the
    * waiting list (plain); turnIn: ms until the free lock is the head's alone (plain, -1
@@ -62,7 +63,8 @@ export const fairAcquire = new Script<
   sources.fairAcquire,
   (raw) => {
     const r = raw as number[];
-    return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, turnIn: -1 };
+    if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
+    return { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, turnIn: -1 };
   },
 );
 

@@ -7,8 +7,10 @@
 -- ARGV[5] wake-up channel, ARGV[6] 'publish' or 'spublish', ARGV[7] key retention ms
 -- (the counter's TTL; the queue's is two heartbeat leases, see below), ARGV[8] the
 -- wait's id when joining ('' for none: the release then wakes it instead of granting).
--- Returns {1, token} when held, {0, pttl, isHead, counter} otherwise: counter, the
--- name's last token, dates the refusal for a grant that comes in a message (FairWaits).
+-- Returns {1, token} when held, {1, token, pttl} when this takes up a grant a release
+-- made earlier (its lease runs from the grant, so the caller counts what is left of
+-- it, not a lease from its own send), {0, pttl, isHead, counter} otherwise: counter,
+-- the name's last token, dates the refusal for a grant that comes in a message (FairWaits).
 local lock, fence, queue, deadlines, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, ttl, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[7])
 local wait = ARGV[8] or ''
@@ -41,7 +43,7 @@ if redis.call('hexists', lock, owner) == 1 then
     local granted = string.match(redis.call('hget', tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
     if granted then
       redis.call('hdel', tickets, owner)
-      return {1, tonumber(granted)}
+      return {1, tonumber(granted), redis.call('pttl', lock)}
     end
   end
   redis.call('hincrby', lock, owner, 1)
