@@ -19,8 +19,7 @@ import type { ReadWriteLock } from './handles/read-write-types.js';
 import { readWriteSides } from './primitives/read-write.js';
 import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/fair.js';
-import { plainLock } from './primitives/plain.js';
-import { multiLockName } from './primitives/multi.js';
+import { BARGING_WINDOW, reentrantLock } from './primitives/plain.js';
 import type { Primitive } from './primitives/primitive.js';
 import { semaphoreKind } from './primitives/semaphore.js';
 import { newScope, runInScope } from './scope.js';
@@ -69,6 +68,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private readonly engine: Engine;
   private readonly port: LockPort;
   private readonly fair: Primitive | undefined;
+  private readonly lock: Primitive;
+  private readonly multiName: Primitive;
   private closing: Promise<void> | undefined;
 
   /**
@@ -122,7 +123,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
       timeoutFor,
     );
     this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout, timeoutFor });
-    this.fair = this.store.fairQueue ? fairLock(this.store, watchdogTimeout) : undefined;
+    this.fair = this.store.queue ? fairLock(this.store, watchdogTimeout) : undefined;
+    this.lock = reentrantLock(this.store, watchdogTimeout, 'lock', BARGING_WINDOW);
+    this.multiName = reentrantLock(this.store, watchdogTimeout, 'multi', BARGING_WINDOW);
     this.port = makePort({ engine: this.engine, store: this.store, events, queryTimeout: timeoutFor(watchdogTimeout), keyPrefix: this.options.keyPrefix, ownerPrefix: ownerPrefix(this.id) });
   }
 
@@ -141,7 +144,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    */
   getLock(name: string): Lock {
     this.engine.assertOpen();
-    return new LockHandle(this.port, checkName(name), plainLock);
+    return new LockHandle(this.port, checkName(name), this.lock);
   }
 
   /**
@@ -188,7 +191,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   getMultiLock(names: readonly string[]): MultiLock {
     this.engine.assertOpen();
     const { given, ordered } = checkNames(names);
-    return new MultiLockHandle(this.port, given, ordered, multiLockName);
+    return new MultiLockHandle(this.port, given, ordered, this.multiName);
   }
 
   /**

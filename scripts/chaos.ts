@@ -57,7 +57,6 @@ import Redis from 'ioredis';
 import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from './servers';
 import { startSentinelTopology, type SentinelTopology } from './sentinel-servers';
 import { CHAOS_SYNC_REPLICAS, dataServers, failover } from './chaos-sentinel';
-import { ENTRY_LEASE } from '../lib/store/master/master';
 import { clusterSlot } from '../lib/store/master/slot';
 import { TcpProxy } from '../spec/helpers/proxy';
 import {
@@ -446,9 +445,9 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
     // Leak check, while the workers' connections are still open: no lock keys (those of
     // killed workers expire within a lease), no pub/sub channels.
     let leftover: string[] = [];
-    // A killed waiter's entry on a plain lock's waiting list (and the list with it) lives
-    // up to two entry leases (_waiting.lua), longer than two lock leases here.
-    const leakDeadline = Date.now() + Math.max(lease, ENTRY_LEASE) * 2 + 1_000;
+    // A killed waiter's place in a queue (and the queue with it) lives up to two heartbeat
+    // leases (the watchdogTimeout, `lease` here: scripts/_queue.lua), as a killed holder's key lives one lease.
+    const leakDeadline = Date.now() + lease * 2 + 1_000;
     const allKeys = async () => (await Promise.all(admins.map((a, i) => a.keys('holdfast:*').then((ks) => ks.map((k) => `${i}:${k}`))))).flat();
     for (;;) {
       leftover = (await allKeys()).filter((k) => !k.endsWith(':fence'));

@@ -146,7 +146,7 @@ async function commandPid(cli: Cli): Promise<number> {
   return Number(/pid (\d+)/.exec(await cli.output(/ready .* pid \d+/))![1]);
 }
 
-const numsub = async (lockName: string, connection = redis) => Number((await connection.pubsub('NUMSUB', `${key(lockName)}:ch`))[1]);
+const numsub = async (lockName: string, connection = redis) => Number((await connection.pubsub('NUMSUB', `${key(lockName)}:next`))[1]);
 
 function read(file: string): string {
   try {
@@ -375,7 +375,7 @@ describe('exec', () => {
     const gate = client().getLock(lockName);
     await gate.lock();
     const clis = ['a', 'b', 'c'].map((id) => holdfast(['exec', lockName, '-v', '--', 'sh', '-c', body, 'sh', id, file]));
-    await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 3, { timeout: 10_000, interval: 10, message: 'three execs waiting' });
+    await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 3, { timeout: 10_000, interval: 10, message: 'three execs waiting' });
     await gate.unlock();
     const exits = await Promise.all(clis.map((c) => c.result()));
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);

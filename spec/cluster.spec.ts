@@ -66,7 +66,7 @@ it('wakes a waiter of another client promptly over sharded pub/sub', async () =>
   const lockName = name();
   const waiter = b.getLock(lockName);
   const node = await nodeOf(key(lockName));
-  const shardSubscribers = async () => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:ch`)) as unknown[])[1]);
+  const shardSubscribers = async () => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', `${key(lockName)}:next`)) as unknown[])[1]);
   const delay = await wakeDelay(a.getLock(lockName), waiter, async () => (await shardSubscribers()) === 1);
   expect(delay).toBeLessThan(200);
   await waiter.unlock();

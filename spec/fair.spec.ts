@@ -341,7 +341,7 @@ describe("a release grants the free lock to the queue's head", () => {
     // The holder is a bare script call, so that the test can release it and end the grant
     // in one transaction: no attempt of the head's can take the grant in between.
     const holderOwner = 'h:1:x:1';
-    await redis.eval(sources.fairAcquire, 5, k, `${k}:fence`, `${k}:queue`, `${k}:deadlines`, `${k}:tickets`, holderOwner, 10_000, 30_000, '0', `${k}:next`, 'publish', 86_400_000, '');
+    await redis.eval(sources.queueAcquire, 5, k, `${k}:fence`, `${k}:queue`, `${k}:deadlines`, `${k}:tickets`, holderOwner, 10_000, 30_000, '', 0, `${k}:next`, 'publish', 86_400_000, '1');
     // Heartbeats every third of a second: the wait asks again while its grant's message is held back.
     const headClient = await farClient(1_000);
     const acquired: number[] = [];
@@ -357,7 +357,7 @@ describe("a release grants the free lock to the queue's head", () => {
     // The release grants the head; the grant ends at once (as when its lease runs out unread).
     await redis
       .multi()
-      .eval(sources.fairRelease, 5, k, `${k}:queue`, `${k}:deadlines`, `${k}:fence`, `${k}:tickets`, holderOwner, `${k}:next`, 'publish', 1, '1', 86_400_000)
+      .eval(sources.queueRelease, 5, k, `${k}:queue`, `${k}:deadlines`, `${k}:fence`, `${k}:tickets`, holderOwner, `${k}:next`, 'publish', 1, '1', 86_400_000, 0)
       .del(k)
       .exec();
     const stale = Number(await redis.get(`${k}:fence`));
@@ -408,13 +408,13 @@ describe("a release grants the free lock to the queue's head", () => {
   });
 });
 
-describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', () => {
+describe('queue-acquire.lua, queue-release.lua and queue-leave.lua with a grant (the fair lock: no barging window)', () => {
   const heartbeat = 30_000;
   const lease = 10_000;
   const run = (script: string, lockName: string, keys: string[], args: (string | number)[]) => redis.eval(script, keys.length, ...keys.map((s) => (s === '' ? key(lockName) : `${key(lockName)}:${s}`)), ...args);
-  const acquire = (lockName: string, owner: string, wait: string) => run(sources.fairAcquire, lockName, ['', 'fence', 'queue', 'deadlines', 'tickets'], [owner, lease, heartbeat, wait === '' ? '0' : '1', 'ch', 'publish', 60_000, wait]);
-  const release = (lockName: string, owner: string) => run(sources.fairRelease, lockName, ['', 'queue', 'deadlines', 'fence', 'tickets'], [owner, 'ch', 'publish', 1, '1', 60_000]);
-  const leave = (lockName: string, owner: string, wait: string) => run(sources.fairLeave, lockName, ['', 'queue', 'deadlines', 'tickets'], [owner, 'ch', 'publish', wait]);
+  const acquire = (lockName: string, owner: string, wait: string) => run(sources.queueAcquire, lockName, ['', 'fence', 'queue', 'deadlines', 'tickets'], [owner, lease, heartbeat, wait, 0, 'ch', 'publish', 60_000, '1']) as Promise<number[]>;
+  const release = (lockName: string, owner: string) => run(sources.queueRelease, lockName, ['', 'queue', 'deadlines', 'fence', 'tickets'], [owner, 'ch', 'publish', 1, '1', 60_000, 0]);
+  const leave = (lockName: string, owner: string, wait: string) => run(sources.queueLeave, lockName, ['', 'queue', 'deadlines', 'tickets'], [owner, 'ch', 'publish', wait, 0]);
   /** Owner a holds the lock, the waits [owner, wait id] queue behind it in order, a releases: the first is granted. */
   async function grantFirst(lockName: string, waits: [string, string][]): Promise<void> {
     await acquire(lockName, 'h:1:a:1', '');
@@ -426,7 +426,7 @@ describe('fair-acquire.lua, fair-release.lua and fair-leave.lua with a grant', (
   it("answers the granted wait's next attempt with that grant, not a level more; the owner's other calls reenter", async () => {
     const lockName = name();
     expect(await acquire(lockName, 'h:1:a:1', '')).toEqual([1, expect.any(Number)]);
-    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1, Number(await redis.get(`${key(lockName)}:fence`))]);
+    expect(await acquire(lockName, 'h:1:b:1', 'w1')).toEqual([0, expect.any(Number), 1, Number(await redis.get(`${key(lockName)}:fence`)), 0]);
     const token = Number(await redis.get(`${key(lockName)}:fence`)) + 1;
     // The grant's message in the reply too, for a head that is a wait of the releasing client.
     expect(await release(lockName, 'h:1:a:1')).toEqual([2, 0, `h:1:b:1 w1 ${token}`]);

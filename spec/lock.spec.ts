@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
-import { acquire as acquireLua, release as releaseLua, waitingWake as waitingWakeLua } from '../lib/store/scripts/sources';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls, socketReads } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
 import { TcpProxy } from './helpers/proxy';
 import { waitFor } from './helpers/wait';
+import { BARGING_WINDOW } from '../lib/primitives/plain';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
 // shape, pub/sub waiting, aborts, fencing tokens, events and argument checks.
@@ -21,7 +20,7 @@ let locks: LockClient;
 let n = 0;
 const name = () => `core-${++n}`;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
-/** The server's clock in ms, as the waiting list's scores and deadlines count it. */
+/** The server's clock in ms, as the queue's deadlines count it. */
 async function serverMs(): Promise<number> {
   const [seconds, micros] = (await redis.time()).map(Number);
   return seconds * 1_000 + micros / 1_000;
@@ -171,7 +170,7 @@ describe('waiting', () => {
       const waiting = locks.getLock(lockName);
       let acquiredAt = 0;
       const pending = waiting.lock().then(() => (acquiredAt = performance.now()));
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1, { message: 'waiter subscribed' });
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 1, { message: 'waiter subscribed' });
       const releasedAt = performance.now();
       await holder.unlock();
       await pending;
@@ -199,7 +198,7 @@ describe('waiting', () => {
       let seen = '';
       await waitFor(
         async () => {
-          const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
+          const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:next`)));
           seen = counts.map((c) => c[1]).join(',');
           return counts.every((c) => c[1] === 1);
         },
@@ -212,7 +211,7 @@ describe('waiting', () => {
       for (const h of holders) await h.unlock();
       expect(await Promise.all(waits)).toEqual([true, true, true, true, true, true]);
       await waitFor(async () => {
-        const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:ch`)));
+        const counts = await Promise.all(names.map((n) => redis.pubsub('NUMSUB', `${key(n)}:next`)));
         return counts.every((c) => c[1] === 0);
       }, { message: 'subscriptions dropped' });
       expect(await Promise.all(names.map((n) => redis.exists(key(n))))).toEqual([0, 0, 0]);
@@ -271,10 +270,9 @@ describe('waiting', () => {
     const switches = turns.filter((t, j) => j > 0 && t !== turns[j - 1]).length;
     expect(a + b).toBeGreaterThan(100);
     // Barging starves the other client: with local hand-offs uncapped, 1 switch and 2 of
-    // ~9,000 sections. With the waiting list's turns (a waiting client's turn comes after
-    // at most 50 ms), the clients take turns of about 50 ms each: up to 20 switches in the
-    // second, 18-20 seen, equal shares as load allows. What a user relies on is that the
-    // other client keeps getting turns.
+    // ~9,000 sections. With the queue's barging window (a release grants the head once it
+    // has headed the queue for BARGING_WINDOW ms), the clients take turns of a few ms
+    // each. What a user relies on is that the other client keeps getting turns.
     expect(switches).toBeGreaterThanOrEqual(8);
     expect(Math.min(a, b) / Math.max(a, b)).toBeGreaterThan(0.1);
   });
@@ -290,177 +288,35 @@ describe('waiting', () => {
       await other.close();
     }
     expect(Math.min(...sections)).toBeGreaterThanOrEqual(30);
-    // A waiting client subscribes once (two channels: the lock's and its own, see
-    // WaitingList.channel) and stays subscribed while it keeps coming back (LINGER after
+    // A waiting client subscribes once (two channels: the queue's and its own, see
+    // engine/waits.ts) and stays subscribed while it keeps coming back (LINGER after
     // its last waiter). Its own release used to end that at once: an unsubscribe and a
     // subscribe around most sections (10 and 18 calls in two runs with one channel).
     expect((await commandCalls(redis, 'subscribe', 'ssubscribe')) - before).toBeLessThanOrEqual(8);
   });
 
-  it("wakes a waiting client on that client's own channel, never on the lock's, which every waiting client reads", async () => {
+  it("grants the lock to a waiting client on that client's own channel, never on a channel every waiting client reads", async () => {
     const holder = new LockClient(conn);
     const lockName = name();
-    const channels = await observeChannels(redis, `${key(lockName)}:ch`);
+    const channels = await observeChannels(redis, `${key(lockName)}:next`);
     try {
       const held = holder.getLock(lockName);
       await held.lock();
       const waiter = locks.getLock(lockName);
       const waited = waiter.lock();
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the waiter on the waiting list' });
-      // Its retry when its turn comes (50 ms, scripts/_waiting.lua) moves its deadline;
-      // from then on the release itself names it (before, the release may leave it to a
-      // deferred wake-up that its own retry can make unnecessary).
-      const deadline = async () => Number((await redis.zrevrange(`${key(lockName)}:alive`, 0, 0, 'WITHSCORES'))[1]);
-      const joined = await deadline();
-      await waitFor(async () => (await deadline()) > joined, { message: "the waiter's retry at its turn" });
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1, { message: 'the waiter in the queue' });
+      // Past the head's barging window, the release grants it (within it, the lock is left free for whoever asks first).
+      const headSince = Number(await redis.hget(`${key(lockName)}:tickets`, '#head'));
+      await waitFor(async () => (await serverMs()) > headSince + BARGING_WINDOW, { interval: 1, message: "the head's window over" });
       await held.unlock();
       await waited;
       await waiter.unlock();
-      expect(await channels.counts()).toEqual({ own: 1, shared: 0 });
+      const counts = await channels.counts();
+      expect(counts.shared).toBe(0);
+      expect(counts.own).toBeGreaterThanOrEqual(1);
     } finally {
       channels.close();
       await holder.close();
-    }
-  });
-
-  it('joins the waiting list with its first attempt and, subscribed already, waits for its turn instead of asking again', async () => {
-    const holder = new LockClient(conn);
-    const lockName = name();
-    const waiting = `${key(lockName)}:waiting`;
-    const alive = `${key(lockName)}:alive`;
-    try {
-      await holder.getLock(lockName).lock(20_000);
-      // A head that never asks (its entry lives a minute): the waiter below is not the
-      // head, so it has no turn to retry at, and every evalsha from here on is its own.
-      const ms = await serverMs();
-      await redis.zadd(waiting, ms - 10, 'ghost');
-      await redis.zadd(alive, ms + 60_000, 'ghost');
-      const waiter = locks.getLock(lockName);
-      // A first wait subscribes; its pump lingers after the wait times out.
-      expect(await waiter.tryLock(100)).toBe(false);
-      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'the timed-out waiter off the list' });
-      const before = await commandCalls(redis, 'evalsha');
-      const subscribes = await commandCalls(redis, 'subscribe', 'ssubscribe');
-      const called = performance.now();
-      const waited = waiter.lock();
-      await waitFor(async () => (await redis.zcard(waiting)) === 2, { message: 'the waiter on the list behind the ghost' });
-      // A window to count calls in: the lock() call's own attempt joined the list, and
-      // nothing follows it until the entry asks again, a third of its 3 s lease later
-      // (joining only with the pump's attempt, a second call came right after the first).
-      // A host stalled past that second makes the window void, not the client wrong.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const calls = (await commandCalls(redis, 'evalsha')) - before;
-      // So is a pump that stopped lingering before the call (a re-subscription): it asks
-      // once it is subscribed again, as a wait with no subscription must.
-      const resubscribed = (await commandCalls(redis, 'subscribe', 'ssubscribe')) > subscribes;
-      if (performance.now() - called < 900 && !resubscribed) expect(calls).toBe(1);
-      await redis.del(waiting, alive);
-      await holder.getLock(lockName).forceUnlock();
-      await waited;
-      await waiter.unlock();
-    } finally {
-      await holder.close();
-    }
-  });
-
-  it('tells a client that comes to head the list while the lock is held when its turn ends, and it asks only then', async () => {
-    const holder = new LockClient(conn);
-    const next = new LockClient(conn);
-    const lockName = name();
-    const waiting = `${key(lockName)}:waiting`;
-    // Every command the server runs, with its time: the notice is published inside a
-    // script, and the waiter's attempts carry its client id.
-    const monitor = await redis.monitor();
-    const seen: { at: number; args: string[] }[] = [];
-    monitor.on('monitor', (time: string, args: string[]) => seen.push({ at: Number(time) * 1_000, args }));
-    const waiterCalls = (id: string) => seen.filter((e) => e.args[0].toLowerCase() === 'evalsha' && e.args.includes(id));
-    try {
-      const held = holder.getLock(lockName);
-      const nextLock = next.getLock(lockName);
-      const waiter = locks.getLock(lockName);
-      await held.lock(20_000);
-      const nextWaited = nextLock.lock();
-      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'the next client on the list' });
-      const waited = waiter.lock();
-      await waitFor(async () => (await redis.zcard(waiting)) === 2, { message: 'the waiter on the list behind it' });
-      const [, waiterId] = await redis.zrange(waiting, 0, -1);
-      // The waiter's pump subscribes, then asks once more (no lingering subscription to
-      // rely on): that attempt must be in before the notice, or it passes for an early ask.
-      await waitFor(() => waiterCalls(waiterId).length >= 2, { message: "the waiter's pump attempt" });
-      // The next client's turn is over (the release names it). When it takes the lock the
-      // waiter heads the list, its turn starts, and it is told when it ends.
-      await redis.zadd(`${key(lockName)}:alive`, 0, '#turn');
-      await held.unlock();
-      await nextWaited;
-      const notice = (await waitFor(() => seen.find((e) => e.args[0].toLowerCase() === 'publish' && e.args[1].endsWith(`:${waiterId}`) && e.args[2].startsWith('head:')), {
-        message: 'the waiter told it heads the list',
-      }))!;
-      const turnMs = Number(notice.args[2].slice(5));
-      expect(turnMs).toBeGreaterThan(0);
-      expect(turnMs).toBeLessThanOrEqual(50);
-      // It asks when its turn ends, not at once (the lock is held: that ask would only be
-      // refused). Server times, so a slow host only makes the ask later.
-      const ask = (await waitFor(() => waiterCalls(waiterId).find((e) => e.at > notice.at), { message: "the waiter's next attempt" }))!;
-      expect(ask.at - notice.at).toBeGreaterThanOrEqual(turnMs - 5);
-      await nextLock.unlock();
-      await waited;
-      await waiter.unlock();
-    } finally {
-      monitor.disconnect();
-      await Promise.all([holder.close(), next.close()]);
-    }
-  });
-
-  it('wakes the head in the release itself once a release of its was not followed by a lock() at once', async () => {
-    const other = new LockClient(conn);
-    const lockName = name();
-    const waiting = `${key(lockName)}:waiting`;
-    const mine = locks.getLock(lockName);
-    const theirs = other.getLock(lockName);
-    // Every command the server runs; the deferred wake-ups are waiting-wake.lua's calls.
-    const wakeSha = createHash('sha1').update(waitingWakeLua).digest('hex');
-    const monitor = await redis.monitor();
-    const seen: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
-    let marks = 0;
-    /** Deferred wake-up calls the server ran since the last call of this. */
-    const wakeCallsSince = async (): Promise<number> => {
-      const mark = `mark-${++marks}`;
-      await redis.echo(mark);
-      await waitFor(async () => seen.some((a) => a[1] === mark), { message: 'the monitor caught up' });
-      const calls = seen.splice(0).filter((a) => a[0].toLowerCase() === 'evalsha' && a[1] === wakeSha).length;
-      return calls;
-    };
-    // Calls lock() and returns once the caller heads the list, its turn running for 10 s
-    // more (the '#turn' mark): a release leaves the free lock to whoever comes first, and
-    // wakes the waiter only when the releasing client does not come back at once.
-    const queueBehind = async (lock: () => Promise<void>) => {
-      const done = lock();
-      await waitFor(async () => (await redis.zcard(waiting)) === 1, { message: 'a waiter on the list' });
-      await redis.zadd(`${key(lockName)}:alive`, (await serverMs()) + 10_000, '#turn');
-      return { done };
-    };
-    try {
-      await mine.lock();
-      // First hand-off: the release wakes nobody, the wake-up follows as its own call.
-      let waiter = await queueBehind(() => theirs.lock());
-      await wakeCallsSince();
-      await mine.unlock();
-      await waiter.done;
-      expect(await wakeCallsSince()).toBe(1);
-      waiter = await queueBehind(() => mine.lock());
-      await theirs.unlock();
-      await waiter.done;
-      // Second hand-off by the same client: the release itself wakes the waiter.
-      waiter = await queueBehind(() => theirs.lock());
-      await wakeCallsSince();
-      await mine.unlock();
-      await waiter.done;
-      expect(await wakeCallsSince()).toBe(0);
-      await theirs.unlock();
-    } finally {
-      monitor.disconnect();
-      await other.close();
     }
   });
 
@@ -478,7 +334,7 @@ describe('waiting', () => {
       // entry left behind would head the list for its 3 s lease).
       // (Left behind, the entry would keep the list for 6 s.)
       await waitFor(async () => (await commandCalls(redis, 'evalsha')) - before >= 2, { timeout: 2_000, message: 'the attempt and the leave sent' });
-      await waitFor(async () => (await redis.exists(`${key(lockName)}:waiting`)) === 0, { timeout: 2_000, message: 'the waiting list emptied' });
+      await waitFor(async () => (await redis.exists(`${key(lockName)}:queue`)) === 0, { timeout: 2_000, message: 'the queue emptied' });
     } finally {
       await holder.getLock(lockName).forceUnlock();
       await holder.close();
@@ -488,7 +344,7 @@ describe('waiting', () => {
   it('leaves no subscription on the server once close() resolves, though the key was subscribed until then', async () => {
     const other = new LockClient(conn);
     const lockName = name();
-    const numsub = async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1]);
+    const numsub = async () => Number((await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1]);
     try {
       const holder = other.getLock(lockName);
       await holder.lock();
@@ -497,7 +353,7 @@ describe('waiting', () => {
       await waitFor(async () => (await numsub()) === 1, { message: 'the waiter subscribed' });
       await holder.unlock();
       await waited;
-      // The waiter's pump lingers subscribed now; close() drops that on the server
+      // The waiter's subscription lingers now; close() drops that on the server
       // before it resolves (closing the socket alone drops it a moment later).
       expect(await numsub()).toBe(1);
       await locks.close();
@@ -507,32 +363,30 @@ describe('waiting', () => {
     }
   });
 
-  it("keeps other clients' waiters on the waiting list for its entry lease, asking again three times per lease, not in a loop", async () => {
+  it("keeps other clients' waiters in the queue for its heartbeat lease, asking again three times per lease, not in a loop", async () => {
     const holder = new LockClient(conn);
-    const waiters = [new LockClient(conn), new LockClient(conn)];
+    const waiters = [new LockClient(conn, { watchdogTimeout: 3_000 }), new LockClient(conn, { watchdogTimeout: 3_000 })];
     const lockName = name();
     const evalshaCalls = () => commandCalls(redis, 'evalsha');
     const held = holder.getLock(lockName);
     try {
       await held.lock(20_000);
       for (const w of waiters) void w.getLock(lockName).lock().catch(() => undefined);
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 2, { message: 'both clients on the waiting list' });
-      // Each entry's deadline is one entry lease (scripts/_waiting.lua, 3 s) from its last
-      // attempt ('#' members mark the running turn, not clients).
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 2, { message: 'both clients in the queue' });
+      // Each place's deadline is one heartbeat lease (the client's watchdogTimeout) from its last attempt.
       const ms = await serverMs();
-      const alive = await redis.zrange(`${key(lockName)}:alive`, 0, -1, 'WITHSCORES');
-      const deadlines = alive.filter((m, i) => i % 2 === 0 && !m.startsWith('#')).map((m) => Number(alive[alive.indexOf(m) + 1]));
+      const deadlines = (await redis.zrange(`${key(lockName)}:deadlines`, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
       expect(deadlines).toHaveLength(2);
       for (const d of deadlines) expect(d - ms).toBeGreaterThan(2_000);
-      // Over a second with the lock held: the head asks when its turn comes, and an entry
-      // every third of its lease at most (asking every few ms would be a herd). The second
-      // is a window to count calls in, not a wait for something to happen.
+      // Over a second with the lock held: a waiter asks every third of its lease at most
+      // (asking every few ms would be a herd). The second is a window to count calls in,
+      // not a wait for something to happen.
       const before = await evalshaCalls();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect((await evalshaCalls()) - before).toBeLessThanOrEqual(8);
-      // The release names the head: one of them holds the lock within a bound.
+      // The release grants the head: it holds the lock within a bound.
       await held.unlock();
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1 && (await redis.exists(key(lockName))) === 1, { message: 'a waiter took the freed lock' });
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1 && (await redis.exists(key(lockName))) === 1, { message: 'a waiter took the freed lock' });
     } finally {
       await Promise.all(waiters.map((w) => w.close()));
       await holder.getLock(lockName).forceUnlock();
@@ -540,7 +394,7 @@ describe('waiting', () => {
     }
   });
 
-  it('lets a waiting client in once its turn is over, however fast another client re-locks', async () => {
+  it('lets a waiting client in once its barging window is over, however fast another client re-locks', async () => {
     const other = new LockClient(conn);
     const lockName = name();
     const looping = other.getLock(lockName);
@@ -555,10 +409,10 @@ describe('waiting', () => {
         inAt = await serverMs();
         return waiter.unlock();
       });
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { interval: 1, message: 'the waiter on the waiting list' });
-      const joined = Number((await redis.zrange(`${key(lockName)}:waiting`, 0, 0, 'WITHSCORES'))[1]);
-      // Each section is well under a millisecond here: until the waiter's turn the looping
-      // client goes on (no cross-client wake-up per section), and then it is refused.
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1, { interval: 1, message: 'the waiter in the queue' });
+      const joined = await serverMs();
+      // Each section is well under a millisecond here: until the waiter's window ends the
+      // looping client goes on (no cross-client wake-up per section), then a release grants it.
       while (waiterIn < 0 && sections < 20_000) {
         await looping.unlock();
         await looping.lock();
@@ -567,81 +421,15 @@ describe('waiting', () => {
       await looping.unlock();
       await waited;
       expect(waiterIn).toBeGreaterThanOrEqual(0);
-      // Its turn is 50 ms from joining (it may come sooner: a head takes the lock whenever
-      // it finds it free); once the turn is over the refused re-lock wakes it at once.
+      // Its window is BARGING_WINDOW ms from heading the queue (it may come sooner: a head
+      // takes the lock whenever it finds it free); then the next release grants it.
       expect(inAt - joined).toBeLessThan(1_000);
     } finally {
       await other.close();
     }
   });
 
-  describe('turns on the waiting list (acquire.lua called directly)', () => {
-    /** One call of acquire.lua as client `client` (owner `${client}:o`) that may wait: {granted, pttl|token, counter, turnIn}. */
-    const acquireAs = (lockName: string, client: string) =>
-      redis.eval(acquireLua, 4, key(lockName), `${key(lockName)}:fence`, `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${client}:o`, 10_000, client, '1') as Promise<number[]>;
-
-    it('shares the turns among the waiting clients: with three listed, the head gets 70 / 3 - 1 ms, not 50', async () => {
-      const lockName = name();
-      await redis.hset(key(lockName), 'holder', 1);
-      await redis.pexpire(key(lockName), 10_000);
-      const [, , , alone] = await acquireAs(lockName, 'a');
-      expect(alone).toBeGreaterThan(40);
-      expect(alone).toBeLessThanOrEqual(50);
-      await acquireAs(lockName, 'b');
-      await acquireAs(lockName, 'c');
-      const [granted, , , shared] = await acquireAs(lockName, 'a');
-      expect(granted).toBe(0);
-      expect(shared).toBeLessThanOrEqual(Math.ceil(70 / 3 - 1));
-      await redis.del(key(lockName), `${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
-    });
-
-    it("lets another client take the free lock any number of times within the head's turn (a time, not a count)", async () => {
-      const lockName = name();
-      const now = await serverMs();
-      // Head 'h' joined just now and its turn runs (10 s here, so that a loaded host
-      // cannot end it within the loop).
-      await redis.zadd(`${key(lockName)}:waiting`, now, 'h');
-      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h', now, '#head', now + 10_000, '#turn');
-      await redis.pexpire(`${key(lockName)}:waiting`, 6_000);
-      await redis.pexpire(`${key(lockName)}:alive`, 6_000);
-      try {
-        const grants: number[] = [];
-        for (let i = 0; i < 20; i++) {
-          grants.push((await acquireAs(lockName, 'x'))[0]);
-          await redis.eval(releaseLua, 3, key(lockName), `${key(lockName)}:waiting`, `${key(lockName)}:alive`, 'x:o', 'x');
-        }
-        expect(grants).toEqual(new Array(20).fill(1));
-        expect(await redis.zrange(`${key(lockName)}:waiting`, 0, -1)).toEqual(['h']);
-      } finally {
-        await redis.del(`${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
-      }
-    });
-
-    it('wakes the head whose turn came while the lock stood free, when it refuses another client', async () => {
-      const lockName = name();
-      const now = await serverMs();
-      // Head 'h' joined a second ago and is alive, no turn runs; the lock is free.
-      await redis.zadd(`${key(lockName)}:waiting`, now - 1_000, 'h');
-      await redis.zadd(`${key(lockName)}:alive`, now + 3_000, 'h');
-      await redis.pexpire(`${key(lockName)}:waiting`, 6_000);
-      await redis.pexpire(`${key(lockName)}:alive`, 6_000);
-      const listener = redis.duplicate();
-      const heard: string[] = [];
-      try {
-        listener.on('message', (_channel: string, message: string) => heard.push(message));
-        await listener.subscribe(`${key(lockName)}:ch:h`);
-        const [granted, pttl] = await acquireAs(lockName, 'x');
-        expect([granted, pttl]).toEqual([0, -2]);
-        await waitFor(() => heard.length > 0, { message: "the head's wake-up" });
-        expect(heard).toEqual(['h']);
-      } finally {
-        listener.disconnect();
-        await redis.del(`${key(lockName)}:waiting`, `${key(lockName)}:alive`, `${key(lockName)}:fence`);
-      }
-    });
-  });
-
-  it('close() resolves after the client has left the waiting list, so no dead entry heads it', async () => {
+  it('close() resolves after the client has left the queue, so no dead entry heads it', async () => {
     const holder = new LockClient(conn);
     const waiting = new LockClient(conn);
     const lockName = name();
@@ -649,11 +437,11 @@ describe('waiting', () => {
     try {
       await held.lock(20_000);
       const wait = waiting.getLock(lockName).lock().catch((error: unknown) => error);
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the waiter on the waiting list' });
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1, { message: 'the waiter in the queue' });
       await waiting.close();
       expect(await wait).toBeInstanceOf(LockError);
       // Read at once, not waited for: the entry is gone by the time close() resolves.
-      expect(await redis.zcard(`${key(lockName)}:waiting`)).toBe(0);
+      expect(await redis.llen(`${key(lockName)}:queue`)).toBe(0);
       // And a one-shot attempt by anyone gets the lock the moment it is free.
       await held.unlock();
       expect(await holder.getLock(lockName).tryLock(0)).toBe(true);
@@ -664,7 +452,7 @@ describe('waiting', () => {
     }
   });
 
-  it('close() waits for a first attempt on its way that joins the list, and leaves the list before it resolves', async () => {
+  it('close() waits for a first attempt on its way that joins the queue, and leaves the queue before it resolves', async () => {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
     const viaProxy = await lockConnection(proxy.port);
     const holder = new LockClient(conn);
@@ -677,12 +465,12 @@ describe('waiting', () => {
       proxy.delayReplies();
       const wait = waiting.getLock(lockName).lock().catch((error: unknown) => error);
       // The join ran in Redis; the client has not read its reply.
-      await waitFor(async () => (await redis.zcard(`${key(lockName)}:waiting`)) === 1, { message: 'the join on the waiting list' });
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1, { message: 'the join on the waiting list' });
       const closing = waiting.close();
       proxy.deliverReplies();
       await closing;
       // Read at once, not waited for.
-      expect(await redis.zcard(`${key(lockName)}:waiting`)).toBe(0);
+      expect(await redis.llen(`${key(lockName)}:queue`)).toBe(0);
       expect(await wait).toBeInstanceOf(LockError);
     } finally {
       proxy.deliverReplies();
@@ -704,7 +492,7 @@ describe('waiting', () => {
       const waited = performance.now() - start;
       expect(waited).toBeGreaterThanOrEqual(140);
       expect(waited).toBeLessThan(1_000);
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 0);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 0);
       expect(await locks.getLock(lockName).tryLock()).toBe(false);
     } finally {
       await other.getLock(lockName).forceUnlock();
@@ -736,12 +524,12 @@ describe('abort', () => {
       const controller = new AbortController();
       const reason = new Error('caller gave up');
       const pending = locks.getLock(lockName).lock({ signal: controller.signal });
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 1);
       const abortedAt = performance.now();
       controller.abort(reason);
       await expect(pending).rejects.toBe(reason);
       expect(performance.now() - abortedAt).toBeLessThan(50);
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 0);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 0);
       expect(Object.keys(await redis.hgetall(key(lockName)))).toHaveLength(1);
     } finally {
       await other.getLock(lockName).forceUnlock();
@@ -773,7 +561,7 @@ describe('abort', () => {
           () => 'held',
           () => 'aborted',
         );
-        await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+        await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 1);
         const release = holder.unlock();
         if (i % 2) await new Promise((r) => setImmediate(r));
         controller.abort();
@@ -922,7 +710,7 @@ describe('close', () => {
     try {
       await other.getLock(lockName).lock(20_000);
       const pending = lock.lock();
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:ch`))[1] === 1);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${key(lockName)}:next`))[1] === 1);
       await locks.close();
       await expect(pending).rejects.toThrow('client closed');
       await expect(lock.tryLock()).rejects.toThrow('client closed');

@@ -193,7 +193,7 @@ it('takes back a hand-off to a local waiter when the releasing call is resent an
       await lock.lock(); // queued: gets the lock handed over in the release script
       await lock.unlock();
     });
-    await waitFor(async () => Number((await admin.pubsub('NUMSUB', `${key(lock.name)}:ch`))[1]) === 1, { timeout: 1_000, interval: 5, message: 'the waiter queued' });
+    await waitFor(async () => Number((await admin.pubsub('NUMSUB', `${key(lock.name)}:next`))[1]) === 1, { timeout: 1_000, interval: 5, message: 'the waiter queued' });
     await replyLost(() => lock.unlock(), async () => !(first in (await owners(lock.name))));
     await waiter;
   });
@@ -306,7 +306,7 @@ describe('an acquisition still out past its bound', () => {
   it.each([false, true])('holds the owner\'s next attempt back until it has settled and been given back (fair: %s)', async (fair) => {
     const client = await clientOn(proxy.port, { retryStrategy: () => 20 }, { watchdogTimeout: 1_000, commandTimeout: 100 });
     const lock = fair ? client.getFairLock(`resend-${++n}`) : client.getLock(`resend-${++n}`);
-    const [acquireSha, releaseSha] = fair ? [acquireScripts.fairAcquire.sha, releaseScripts.fairRelease.sha] : [acquireScripts.acquire.sha, releaseScripts.release.sha];
+    const [acquireSha, releaseSha] = [acquireScripts.queueAcquire.sha, releaseScripts.queueRelease.sha];
     const failures: Error[] = [];
     client.on('acquireFailed', (e) => failures.push(e.error));
     const monitor = await admin.monitor();

@@ -137,7 +137,7 @@ describe('a stopped server', () => {
     aborts.abort(new Error('caller gave up'));
     expect(((await waiting) as Error).message).toBe('caller gave up');
     await server.restart();
-    await waitFor(async () => ((await admin.pubsub('NUMSUB', `${key(lock.name)}:ch`)) as [string, number])[1] === 0, { timeout: 5_000, message: 'no subscription left' });
+    await waitFor(async () => ((await admin.pubsub('NUMSUB', `${key(lock.name)}:next`)) as [string, number])[1] === 0, { timeout: 5_000, message: 'no subscription left' });
     // An attempt queued while the server was down may run once it is back: its late
     // grant is given back.
     await waitFor(async () => (await admin.exists(key(lock.name))) === 0, { timeout: 5_000, message: 'no hold left' });

@@ -1,8 +1,5 @@
-import type { Refused } from '../store/types.js';
-
 /**
- * How long a key's subscriptions outlive this client's last waiter on it (the pump and
- * the fair waits alike): a busy lock's next waiter usually comes within it (a client
+ * How long a key's subscriptions outlive this client's last waiter on it: a busy lock's next waiter usually comes within it (a client
  * re-locking at once), and finds itself subscribed before its first attempt instead of
  * paying a subscribe and an unsubscribe round trip per wait. Only time ends it.
  */
@@ -64,27 +61,4 @@ export function pause(ms: number, signal: AbortSignal | undefined): Promise<void
       resolve();
     });
   });
-}
-
-/**
- * How long a refused waiter sleeps before it tries again unless a message wakes it.
- * pttl -1: held without expiry; -2: just freed, or (with a waiting list) free but another
- * client's turn. On a waiting list: the head retries when its turn comes; every entry
- * retries within a third of its lease (which keeps it alive), and a release names the
- * client whose turn it is. A head refused after its turn came was refused because the
- * lock is held (a free lock is the head's then): the release that frees it names the
- * head, so it waits for that message rather than asking again while the lock is held.
- */
-export function retryIn(result: Refused, entryLease: number | undefined): number {
-  if (entryLease === undefined) return result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
-  const ttl = result.pttl < 0 ? Infinity : result.pttl;
-  const turnIn = result.head && result.turnIn !== undefined && result.turnIn > 0 ? result.turnIn : Infinity;
-  return Math.min(ttl, turnIn, entryLease / 3);
-}
-
-/** Resolves when p settles or after ms, whichever comes first. */
-export function within(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([p.then(() => undefined), bound]).finally(() => clearTimeout(timer));
 }

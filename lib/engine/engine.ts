@@ -7,19 +7,18 @@ import { raceAbort } from '../util/abort.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
 import { backoff, pause } from './backoff.js';
 import { rejectedOutcome, type EventHub } from './event-hub.js';
-import { FairWaits } from './fair-waits.js';
 import { Hold, type HoldListener } from './hold.js';
 import { lateGrant } from './late-grant.js';
 import { HoldRegistry } from './registry.js';
-import { LocalWaits, type ListedAttempt } from './local-waits.js';
 import { releaseHold } from './release.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
+import { Waits } from './waits.js';
 
 const now = () => performance.now();
 
 export interface EngineSettings {
-  /** Lease of a hold taken without one (and of a fair waiter's queue entry). */
+  /** Lease of a hold taken without one (and of a waiter's place in a queue). */
   readonly watchdogTimeout: number;
   /** Bound of one Redis call about a lock with this lease. */
   readonly timeoutFor: (lease: number) => number;
@@ -27,14 +26,13 @@ export interface EngineSettings {
 
 /**
  * Takes and gives back holds for every primitive, over one store: a reentry, one
- * attempt, or a wait (local queue or fair queue), then the hold's life until it ends.
+ * attempt, or a wait (engine/waits.ts), then the hold's life until it ends.
  * Handles reach it through LockPort only.
  */
 export class Engine implements WaitHost, HoldListener {
   readonly holds = new HoldRegistry();
-  private readonly local: LocalWaits;
-  /** The fair queue's waits (release.ts hands them a fair release's grant). */
-  readonly fair: FairWaits;
+  /** Every wait (release.ts hands them a release's grant to a wait of this client). */
+  readonly waits: Waits;
   private isClosed = false;
   private startRejecting: () => void = () => undefined;
   readonly rejectingWaits = new Promise<void>((resolve) => (this.startRejecting = resolve));
@@ -47,8 +45,7 @@ export class Engine implements WaitHost, HoldListener {
     readonly events: EventHub,
     readonly settings: EngineSettings,
   ) {
-    this.local = new LocalWaits(this);
-    this.fair = new FairWaits(this, settings.watchdogTimeout);
+    this.waits = new Waits(this, settings.watchdogTimeout);
   }
 
   get closed(): boolean {
@@ -71,7 +68,9 @@ export class Engine implements WaitHost, HoldListener {
   acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
     // Not async: a call that queues at once (a contended lock) returns the wait's own
     // promise, one layer less per acquisition; the checks reject instead of throwing.
-    if (this.isClosed) return Promise.reject(new LockError('client closed'));
+    // Closing: rejected once close() has resolved, as the waits it ends are (a caller who
+    // awaits close() before handling its calls is in time).
+    if (this.isClosed) return this.rejectingWaits.then(() => Promise.reject(new LockError('client closed')));
     if (signal?.aborted) return Promise.reject(signal.reason);
     const start = now();
     const request: AcquireRequest = {
@@ -84,7 +83,6 @@ export class Engine implements WaitHost, HoldListener {
       deadline: waitTime === undefined ? Infinity : start + waitTime,
       signal,
     };
-    if (primitive.waits === 'local') this.local.acquiring(keys.id);
     const mine = this.holds.get(keys.id, owner);
     // A reentry never queues: a waiter behind us would wait for our own release.
     if (mine?.joinable) return this.reenterOrWait(request, mine, waitTime);
@@ -99,55 +97,41 @@ export class Engine implements WaitHost, HoldListener {
     return this.attemptOrWait(request, waitTime);
   }
 
-  /** One attempt first (unless it would barge in on waiters), then a wait if it may. */
+  /**
+   * A call that may wait goes to the wait, whose first attempt joins the queue when
+   * refused (the only round trip when the lock is free); one attempt (waitTime 0) stands
+   * alone.
+   */
   private attemptOrWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
-    const { primitive, keys, owner } = request;
-    const queueFirst = primitive.waits === 'local' && waitTime !== 0 && this.local.shouldQueue(keys.id, owner);
-    if (queueFirst || (primitive.waits !== 'local' && waitTime !== 0)) return this.wait(request, undefined);
-    return this.attemptThenWait(request, waitTime);
+    if (waitTime !== 0) return this.wait(request);
+    return this.attemptOnly(request);
   }
 
-  private async attemptThenWait(request: AcquireRequest, waitTime: number | undefined): Promise<Hold | null> {
-    const { keys, signal } = request;
-    // A call that will wait joins the waiting list with its first attempt (LocalWaits.joining).
-    const listed = waitTime === 0 ? undefined : this.local.joining(request);
-    let lastError: unknown;
+  private async attemptOnly(request: AcquireRequest): Promise<Hold | null> {
+    const { keys, signal, primitive } = request;
+    // Waits 'client' of this key are lined up here: one attempt does not pass them.
+    if (primitive.waits === 'client' && this.waits.lined(keys.id)) return null;
     try {
-      let result: AcquireResult;
-      try {
-        result = await this.attemptOnce(request, 0, listed !== undefined);
-      } finally {
-        if (listed) this.local.joinSettled(keys);
-      }
-      if (result.granted) return this.grant(request, result);
-      if (listed) listed.refused = result;
+      const result = await this.attemptOnce(request, 0);
+      // A grant read after its lease ran out is given back and thrown (late-grant.ts): a failed attempt.
+      return result.granted ? this.grant(request, result) : null;
     } catch (error) {
       if (signal?.aborted || isFinal(error)) throw error;
-      if (waitTime === 0) throw unavailable(keys.name, error);
-      lastError = error;
-      this.failed(request, error, 1);
+      throw unavailable(keys.name, error);
     }
-    if (waitTime === 0) return null;
-    return this.wait(request, lastError, listed);
   }
 
-  /**
-   * A wait, told to the event hub's probes: a local wait blocks from the start (its
-   * attempt was refused, or it queues behind others); a fair wait says so itself
-   * (blocked()), after its first attempt in the queue.
-   */
-  private wait(request: AcquireRequest, lastError: unknown, listed?: ListedAttempt): Promise<Hold | null> {
-    const local = request.primitive.waits === 'local';
-    // Nobody follows waits: no wrapper on the contended path (fair blocked() is a no-op then).
-    if (!this.events.probed) return local ? this.local.wait(request, lastError, listed) : this.fair.wait(request, lastError);
-    return this.followedWait(request, lastError, local, listed);
+  /** A wait, told to the event hub's probes (the wait says itself when it blocks: blocked()). */
+  private wait(request: AcquireRequest): Promise<Hold | null> {
+    // Nobody follows waits: no wrapper on the contended path (blocked() is a no-op then).
+    if (!this.events.probed) return this.waits.wait(request);
+    return this.followedWait(request);
   }
 
-  private async followedWait(request: AcquireRequest, lastError: unknown, local: boolean, listed?: ListedAttempt): Promise<Hold | null> {
+  private async followedWait(request: AcquireRequest): Promise<Hold | null> {
     this.followed.add(request);
-    if (local) this.events.waitBlocked(request);
     try {
-      const hold = await (local ? this.local.wait(request, lastError, listed) : this.fair.wait(request, lastError));
+      const hold = await this.waits.wait(request);
       this.events.waitEnded(request, hold ? 'acquired' : 'timeout');
       return hold;
     } catch (error) {
@@ -179,17 +163,17 @@ export class Engine implements WaitHost, HoldListener {
     }
   }
 
-  /** One attempt; `joins`: refused, it puts this client on the waiting list (the caller waits). */
-  private attemptOnce(request: AcquireRequest, held: number, joins = false): Promise<AcquireResult> {
+  /** One attempt that never queues. */
+  private attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease), joins);
-    // Aborted on its way: a grant is given back, a join taken back.
-    return raceAbort(call, signal, (late) => (late.granted ? this.giveBack(request) : joins && this.local.joinedWithoutWait(keys)));
+    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease));
+    // Aborted on its way: a grant is given back.
+    return raceAbort(call, signal, (late) => late.granted && this.giveBack(request));
   }
 
-  /** Drops one level of hold; at the last, releases or hands the lock to the next local waiter. */
+  /** Drops one level of hold; at the last, releases it (a queue's release may grant it to a wait of this client). */
   release(hold: Hold): Promise<void> {
-    return releaseHold(this, this.local, hold);
+    return releaseHold(this, hold);
   }
 
   /** Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */
@@ -202,7 +186,7 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   /**
-   * Stops renewing, leaves the waiting lists, drops the subscriptions, then rejects
+   * Stops renewing, leaves the queues, drops the subscriptions, then rejects
    * pending waits (last, so that a caller who awaits close() before handling its waits'
    * rejections handles them in time; waits that notice the close earlier wait for
    * rejectingWaits); the store closes after.
@@ -210,11 +194,10 @@ export class Engine implements WaitHost, HoldListener {
   async close(): Promise<void> {
     this.isClosed = true;
     this.watchdog.stop();
-    await Promise.all([this.local.leaveAll(), this.fair.leaveAll()]);
+    await this.waits.leaveAll();
     await this.store.dropSubscriptions();
     this.startRejecting();
-    this.local.rejectAll(new LockError('client closed'));
-    this.fair.wakeAll();
+    this.waits.wakeAll();
   }
 
   // ---- WaitHost --------------------------------------------------------------------
@@ -258,7 +241,7 @@ export class Engine implements WaitHost, HoldListener {
     const { keys, owner, primitive } = request;
     const levels = this.levelsOf(keys.id, owner) + 1;
     primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
-      () => this.local.wake(keys.id),
+      () => this.waits.freed(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );
   }
@@ -294,6 +277,6 @@ export class Engine implements WaitHost, HoldListener {
     this.events.holdEnded(hold);
     // A lost hold stays known until its outstanding unlocks have rejected (see unwind).
     if (hold.state !== 'lost') this.holds.remove(hold);
-    this.local.wake(hold.keys.id);
+    this.waits.freed(hold.keys.id);
   }
 }

@@ -3,7 +3,6 @@ import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import { LockNotHeldError } from '../errors/LockNotHeldError.js';
 import type { ReleaseResult, Store } from '../store/types.js';
 import type { Hold } from './hold.js';
-import type { HandOffClaim, LocalWaits } from './local-waits.js';
 import type { HoldRegistry } from './registry.js';
 
 /** What a release needs from the engine. */
@@ -12,21 +11,22 @@ export interface ReleaseHost {
   readonly holds: HoldRegistry;
   timeoutFor(lease: number): number;
   error(error: unknown): void;
-  /** A fair release granted the queue's head: its message ('owner wait token') may name a wait of this client's. */
-  readonly fair: { granted(message: string): void };
+  /** A release granted the queue's head: its message ('owner wait token') may name a wait of this client's. */
+  readonly waits: { granted(message: string): void };
 }
 
 /**
  * One unlock of a hold, by its state:
  * - lost: rejects with the loss and touches nothing in Redis (one outstanding level fewer);
  * - held(n > 1): one level down;
- * - held(1): the last level: released, handed to the next local waiter, or abandoned.
+ * - held(1): the last level: released (a queue's release may grant the lock to its head,
+ *   maybe a wait of this client, handed over from the reply), or abandoned.
  *
  * The client's level count stands, whatever Redis counts: levels Redis has beyond it
  * (a grant run twice that could not be settled) belong to nobody, and adopted they
  * would outlive the caller's last unlock, renewed for good; the last unlock drops them.
  */
-export function releaseHold(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+export function releaseHold(engine: ReleaseHost, hold: Hold): Promise<void> {
   // Not async: the unlock's own promise is the one of the call below (one layer less
   // on every unlock); the checks reject instead of throwing.
   if (hold.state === 'lost') {
@@ -35,7 +35,7 @@ export function releaseHold(engine: ReleaseHost, local: LocalWaits, hold: Hold):
   }
   if (!hold.joinable) return Promise.reject(new LockNotHeldError(hold.keys.name, 'it was already released'));
   if (hold.count > 1) return dropLevel(engine, hold);
-  return releaseLast(engine, local, hold);
+  return releaseLast(engine, hold);
 }
 
 async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
@@ -64,25 +64,18 @@ async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
   hold.finishRelease();
 }
 
-async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): Promise<void> {
+async function releaseLast(engine: ReleaseHost, hold: Hold): Promise<void> {
   const { keys, owner, primitive } = hold;
   const timeout = engine.timeoutFor(hold.lease);
   // From here on the watchdog never sends a renewal for this hold.
   hold.beginRelease();
-  const handOff = primitive.waits === 'local' ? engine.store.handOff : undefined;
-  const claim: HandOffClaim | undefined = handOff && local.claimHandOff(keys.id);
-  const wakeHead = !claim && primitive.waits === 'local' && local.wakesHead(keys.id);
   let result: ReleaseResult;
   try {
-    result = claim
-      ? await handOff!.releaseTo(keys, owner, claim.next, timeout, hold.count)
-      : await primitive.release(engine.store, keys, owner, hold.count, timeout, wakeHead);
+    result = await primitive.release(engine.store, keys, owner, hold.count, timeout);
   } catch (error) {
-    if (claim) local.unclaim(keys.id, claim);
     hold.abandon();
     throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });
   }
-  if (claim && result.kind !== 'handedOff') local.unclaim(keys.id, claim);
   switch (result.kind) {
     case 'notHeld': {
       const lost = hold.lose('deleted');
@@ -90,21 +83,16 @@ async function releaseLast(engine: ReleaseHost, local: LocalWaits, hold: Hold): 
       throw lost ?? new LockNotHeldError(keys.name);
     }
     case 'decremented':
-      // Redis counts levels nobody here holds (a hand-off that timed out and a retry of
-      // its waiter, a grant not yet given back): this unlock ends the hold all the same.
-      // Kept and renewed, those levels would hold the lock for good; dropped, it is free.
+      // Redis counts levels nobody here holds (a grant not yet given back): this unlock
+      // ends the hold all the same. Kept and renewed, those levels would hold the lock
+      // for good; dropped, it is free.
       hold.finishRelease();
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
-      if (result.granted !== undefined) engine.fair.granted(result.granted);
-      if (result.deferred) local.deferred(keys);
-      else if (wakeHead) local.wokeHead(keys.id);
       hold.finishRelease();
-      return;
-    case 'handedOff':
-      hold.finishRelease();
-      if (claim) local.handedOff(keys.id, claim, { granted: true, token: result.token, validUntil: result.validUntil });
+      // The head may be a wait of this client: handed over now, not after the message's trip.
+      if (result.granted !== undefined) engine.waits.granted(result.granted);
       return;
   }
 }

@@ -1,4 +1,9 @@
-import type { Waiter } from './wait-queue.js';
+import type { AcquireRequest } from './request.js';
+
+/** A wait the watch follows. */
+export interface Watchable {
+  readonly request: AcquireRequest;
+}
 
 const now = () => performance.now();
 
@@ -16,7 +21,7 @@ const REMEMBERED_NAMES = 1_000;
 interface Watched {
   readonly name: string;
   /** In arrival order: the first is the one that has waited longest. */
-  readonly waiters: Set<Waiter>;
+  readonly waiters: Set<Watchable>;
   /** When the lock last changed hands in this client (or the watch began): the clock starts again. */
   since: number;
 }
@@ -53,7 +58,7 @@ export class SelfDeadlockWatch {
   ) {}
 
   /** A wait made outside every scope has queued. */
-  watch(waiter: Waiter): void {
+  watch(waiter: Watchable): void {
     const { key, name } = waiter.request.keys;
     if (this.warned.has(name)) return;
     let entry = this.watched.get(key);
@@ -64,7 +69,7 @@ export class SelfDeadlockWatch {
   }
 
   /** The wait ended (granted, timed out, aborted, rejected). */
-  forget(waiter: Waiter): void {
+  forget(waiter: Watchable): void {
     if (this.watched.size === 0) return;
     const { key } = waiter.request.keys;
     const entry = this.watched.get(key);
@@ -100,7 +105,7 @@ export class SelfDeadlockWatch {
     const t = now();
     let next = Infinity;
     for (const [key, entry] of this.watched) {
-      const oldest = entry.waiters.values().next().value as Waiter;
+      const oldest = entry.waiters.values().next().value as Watchable;
       const due = Math.max(entry.since, oldest.request.start) + SELF_DEADLOCK_WARNING_AFTER;
       // A timer may fire a little before performance.now() reaches its target.
       if (due > t + 1) {

@@ -129,7 +129,7 @@ export class LockHandle implements Lock {
       token: state.token,
       holders: state.holders.map(({ owner, count }) => ({ owner, ...ownerOrigin(owner), count })),
       // Known where waiters queue in Redis: the fair lock's, a read-write lock's (both sides).
-      waiters: this.primitive.waits === 'fairQueue' ? state.queued : null,
+      waiters: this.primitive.waits === 'queue' ? state.queued : null,
     };
   }
 

@@ -1,9 +1,35 @@
-import type { Primitive } from './primitive.js';
+import type { Store } from '../store/types.js';
+import type { Primitive, PrimitiveKind } from './primitive.js';
 
-/** The reentrant lock (getLock): a hash owner -> levels; waiters queue in their own client. */
-export const plainLock: Primitive = {
-  kind: 'lock',
-  waits: 'local',
-  attempt: (store, keys, owner, lease, held, timeout, queued) => store.acquire(keys, owner, lease, timeout, held, queued),
-  release: (store, keys, owner, held, timeout, wakeHead) => store.release(keys, owner, timeout, held, wakeHead),
-};
+/**
+ * How long a new head of the lock's queue may be passed over by whoever asks first for
+ * the free lock (scripts/_queue.lua): a client that takes the lock again at once keeps
+ * going for that long without a wake-up of another process, which costs more than a
+ * section; after it, a release grants the head. The fair lock's window is 0.
+ */
+export const BARGING_WINDOW = 5;
+
+/**
+ * The reentrant lock (getLock; kind 'multi' for one name of a multi-lock, so that events
+ * and metrics tell those holds apart, the fair lock with window 0): a hash owner ->
+ * levels. On one master or a Cluster its waiters queue in Redis; in quorum mode they
+ * wait in their client for the 'released' message.
+ */
+export function reentrantLock(store: Store, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
+  const queue = store.queue;
+  if (!queue) {
+    return {
+      kind,
+      waits: 'client',
+      attempt: (s, keys, owner, lease, held, timeout) => s.acquire(keys, owner, lease, timeout, held),
+      release: (s, keys, owner, held, timeout) => s.release(keys, owner, timeout, held),
+    };
+  }
+  return {
+    kind,
+    waits: 'queue',
+    attempt: (_s, keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
+    release: (_s, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
+    leave: (_s, keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
+  };
+}

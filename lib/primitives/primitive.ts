@@ -1,21 +1,25 @@
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
 
 /**
- * How waiters of a primitive wait: in this client's FIFO with hand-off ('local'), or
- * in a queue in Redis ('fairQueue'): attempt(queued = true) joins or heartbeats it,
- * leave() leaves it, and a release publishes on keys.fairChannel the owner it wakes
- * (or '*' to wake every waiter of the key, who then retry in queue order).
+ * Where a primitive's waiters wait:
+ * - 'queue': in a queue in Redis. An attempt made with a wait id joins it (or moves the
+ *   waiter's heartbeat deadline), leave() leaves it. A release grants the head (message
+ *   'owner wait token') or wakes it (its owner id) on the client's channel under
+ *   keys.fairChannel; '*' there wakes every waiter of the key, who ask again in queue order.
+ * - 'client': in their own client (quorum mode: no queue spans independent masters). A
+ *   release says 'released' on keys.channel; this client's waiters of the key then ask
+ *   again one at a time, oldest first.
  */
-export type WaitStyle = 'local' | 'fairQueue';
+export type WaitStyle = 'queue' | 'client';
 
 /** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute). */
 export type PrimitiveKind = 'lock' | 'fair' | 'multi' | 'read' | 'write' | 'semaphore';
 
 /**
  * A kind of lock as a strategy over the engine: which scripts take and give back a
- * level, and how its waiters wait. The engine (acquire, release, waits, give-backs,
- * watchdog) is the same for every primitive; a new one (read, write, semaphore, multi)
- * is a new implementation of this, not a flag threaded through the engine.
+ * level, and where its waiters wait. The engine (acquire, release, the one wait,
+ * give-backs, watchdog) is the same for every primitive; a new one is a new
+ * implementation of this, not a flag threaded through the engine.
  */
 export interface Primitive {
   /** Name in events and metrics. */
@@ -24,18 +28,15 @@ export interface Primitive {
   /** The watchdog's renewal of its holds; absent: the lock hash's (renew.lua). */
   readonly renewal?: RenewScript;
   /**
-   * One attempt. `queued`: the caller is waiting (a fair waiter joins or heartbeats the
-   * queue); `wait`: that wait's id, to which a fair lock's release may grant the lock.
+   * One attempt. `wait`: the id of the wait making it (waits 'queue'): refused, it joins
+   * the queue or heartbeats its place there, and a release may grant the lock to it.
+   * Absent: one attempt that never queues.
    */
-  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, queued: boolean, wait?: string): Promise<AcquireResult>;
-  /**
-   * Drops one level of owner's, `held` being the levels the client holds before the
-   * call; `wakeHead`: a last release wakes the waiting list's head though its turn has
-   * not come (engine/deferred-wake.ts; primitives without a waiting list ignore it).
-   */
-  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number, wakeHead?: boolean): Promise<ReleaseResult>;
+  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
+  /** Drops one level of owner's, `held` being the levels the client holds before the call. */
+  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
   forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
-  /** Waits 'fairQueue' only: a waiter that gives up leaves the queue (`wait`: its id, as its attempts passed it). */
+  /** Waits 'queue' only: the wait `wait` gives up and leaves the queue (a grant made to it and not taken up goes back). */
   leave?(store: Store, keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }

@@ -32,7 +32,7 @@ export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number):
   const base = lock.key;
   const names = { write: base, read: `${base}:read`, readers: `${base}:readers`, readChannel: `${base}:next:r`, writeChannel: `${base}:next:w` };
   // The lock's keys read one by one: `lock` derives them on demand (NameKeys), so a spread would miss them.
-  const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, queue: lock.queue, deadlines: lock.deadlines, tickets: lock.tickets, waiting: lock.waiting, alive: lock.alive, ...names };
+  const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, queue: lock.queue, deadlines: lock.deadlines, tickets: lock.tickets, ...names };
   const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, fairChannel: names.readChannel };
   const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: `${base}#w`, fairChannel: names.writeChannel };
   return { read: side(rw, read, heartbeat), write: side(rw, write, heartbeat) };
@@ -41,8 +41,8 @@ export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number):
 function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadWriteSide {
   const primitive: Primitive = {
     kind: keys.side === 'r' ? 'read' : 'write',
-    waits: 'fairQueue',
-    attempt: (_store, _keys, owner, lease, held, timeout, queued) => rw.acquire(keys, owner, lease, heartbeat, queued, timeout, held),
+    waits: 'queue',
+    attempt: (_store, _keys, owner, lease, held, timeout, wait) => rw.acquire(keys, owner, lease, heartbeat, wait !== undefined, timeout, held),
     release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
     leave: (_store, _keys, owner, timeout) => rw.leave(keys, owner, timeout),
     forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),

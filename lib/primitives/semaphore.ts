@@ -8,7 +8,7 @@ export type SemaphoreKind = (limit: number, permits: number) => Primitive;
 /**
  * The semaphore (getSemaphore): each acquisition is a hold of its own, its owner id
  * (used once) the permit's id in Redis, so permits never reenter. Waiters queue in
- * Redis in arrival order (waits 'fairQueue'); a release wakes, by id, the waiters at
+ * Redis in arrival order (waits 'queue'); a release wakes, by id, the waiters at
  * the head that fit. The permit count lives in this object, made per acquisition, so
  * a hold's release and leave know it.
  *
@@ -31,9 +31,9 @@ export function semaphoreKind(store: Store, heartbeat: number): SemaphoreKind {
   const sem: SemaphoreStore = store.semaphore;
   return (limit, permits) => ({
     kind: 'semaphore',
-    waits: 'fairQueue',
+    waits: 'queue',
     renewal: sem.renewal,
-    attempt: (_store, keys, id, lease, _held, timeout, queued) => sem.acquire(keys, id, permits, limit, lease, heartbeat, queued, timeout),
+    attempt: (_store, keys, id, lease, _held, timeout, wait) => sem.acquire(keys, id, permits, limit, lease, heartbeat, wait !== undefined, timeout),
     release: (_store, keys, id, held, timeout) => sem.release(keys, id, timeout, held),
     leave: (_store, keys, id, timeout) => sem.leave(keys, id, permits, timeout),
   });

@@ -2,16 +2,14 @@ import type { LockKeys } from './types.js';
 
 /**
  * A name's keys: the lock key, and every other key derived from it (`key` + suffix) the
- * first time it is asked for. A handle then holds one string instead of nine: a plain
- * lock never touches the fair queue's four keys, and an idle handle touches none (the
+ * first time it is asked for. A handle then holds one string instead of seven: an idle
+ * handle touches none (the
  * watchdog scenario's 10,000 held locks count every byte of a handle).
  */
 export class NameKeys implements LockKeys {
   readonly id: string;
   private fenceKey: string | undefined;
   private channelKey: string | undefined;
-  private waitingKey: string | undefined;
-  private aliveKey: string | undefined;
   private queueKey: string | undefined;
   private deadlinesKey: string | undefined;
   private fairChannelKey: string | undefined;
@@ -30,14 +28,6 @@ export class NameKeys implements LockKeys {
 
   get channel(): string {
     return (this.channelKey ??= `${this.key}:ch`);
-  }
-
-  get waiting(): string {
-    return (this.waitingKey ??= `${this.key}:waiting`);
-  }
-
-  get alive(): string {
-    return (this.aliveKey ??= `${this.key}:alive`);
   }
 
   get queue(): string {

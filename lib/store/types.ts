@@ -14,36 +14,29 @@ export interface LockKeys {
    */
   readonly id: string;
   readonly fence: string;
+  /** Quorum mode: where a release says 'released' to every waiting client. */
   readonly channel: string;
-  /** Fair lock only: the queue of waiting owners, their heartbeat deadlines, and the channel naming the next one. */
+  /** The queue of waiting owners, their heartbeat deadlines, and the channel (one per client under it) naming the next one. */
   readonly queue: string;
   readonly deadlines: string;
   readonly fairChannel: string;
-  /** Fair lock only: each waiting owner's ticket, or the grant a release made it (scripts/_passOn.lua). */
+  /** Each waiting owner's ticket, or the grant a release made it, and the head's tenure (scripts/_queue.lua). */
   readonly tickets: string;
-  /** Plain lock: the clients waiting for it, in order, and their deadlines (see scripts/_waiting.lua). */
-  readonly waiting: string;
-  readonly alive: string;
 }
 
 export type Granted = { granted: true; token: number; validUntil: number };
 /**
- * pttl -2: free, or (with a waiting list) free but another client's turn. head: the
- * caller heads the fair queue or the waiting list; turnIn: ms until the free lock is
- * the waiting list's head's alone (when head).
+ * counter: the name's last token when the attempt ran; head: the caller heads the queue;
+ * windowLeft: ms until the head's barging window ends (0: none runs), when head.
  */
-export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean; turnIn?: number };
+export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean; windowLeft?: number };
 export type AcquireResult = Granted | Refused;
 
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /**
-   * deferred: nobody was woken, a waiting client's turn is still to come (WaitingList.wake).
-   * granted: a fair release granted the queue's head the lock; its message, 'owner wait token'.
-   */
-  | { kind: 'released'; receivers: number; deferred?: boolean; granted?: string }
-  | { kind: 'handedOff'; token: number; validUntil: number };
+  /** granted: the release granted the queue's head the lock; its message, 'owner wait token'. */
+  | { kind: 'released'; receivers: number; granted?: string };
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one
@@ -69,51 +62,20 @@ export interface RenewItem {
 /** Per item: renewed (with the time the renewal was sent), or why not; an Error is transient. */
 export type RenewOutcome = { ok: true; validUntil: number } | { ok: false; reason: 'taken' | 'deleted' | 'quorum' } | { ok: false; error: Error };
 
-export interface NextOwner {
-  readonly owner: string;
-  readonly lease: number;
-}
-
 /**
- * Capability: a list in Redis of the clients waiting for a plain lock, so that a release
- * wakes one client and turns pass between clients in order (scripts/_waiting.lua).
- * A client joins with an attempt made with `queued`, and leaves when it takes the lock
- * or, through leave(), when none of its waiters waits any longer.
+ * Capability: the waiting queue in Redis of the lock and the fair lock (one master or a
+ * Cluster; scripts/_queue.lua). `window`: the barging window in ms (0: the fair lock).
  */
-export interface WaitingList {
-  /** This client's id on the list; release messages name it. */
-  readonly id: string;
+export interface Queue {
   /**
-   * Where releases name this client: the lock's channel, ':', the id (scripts/_waiting.lua
-   * wakeClient). A message there wakes no other client's subscriber.
+   * An attempt. `wait`: the id of the wait making it, which joins (or heartbeats) the
+   * queue when not granted; a release may then grant the lock to that wait directly
+   * (its message on the client's channel). undefined: one attempt, never queued.
    */
-  channel(keys: LockKeys): string;
-  /** A live entry's deadline is moved by each retry; it must retry more often than this (ms). */
-  readonly entryLease: number;
-  leave(keys: LockKeys, timeout: number): Promise<void>;
-  /** Wakes the list's head if the lock is free (after a deferred release this client does not follow up). */
-  wake(keys: LockKeys, timeout: number): Promise<void>;
-}
-
-/**
- * Capability: a last release that hands the lock to a named waiter of this client in
- * the same script call (one master or a Cluster; a quorum has no single place to do it).
- */
-export interface HandOff {
-  releaseTo(keys: LockKeys, owner: string, next: NextOwner, timeout: number, held: number): Promise<ReleaseResult>;
-}
-
-/** Capability: a waiting queue in Redis, for the fair lock (one master or a Cluster). */
-export interface FairQueue {
-  /**
-   * An attempt in queue order. `wait`: the id of the wait making it, which joins (or
-   * heartbeats) the queue when not granted; a release may then grant the lock to that
-   * wait directly (FairGrant on its client's channel). undefined: one attempt.
-   */
-  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult>;
-  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
+  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult>;
   /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
-  leave(keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
+  leave(keys: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void>;
 }
 
 /**
@@ -181,14 +143,12 @@ export interface Store {
   readonly size: number;
   /** Smoothed round trip of acquisitions (ms). */
   readonly rtt: number;
-  readonly handOff?: HandOff;
-  readonly fairQueue?: FairQueue;
+  readonly queue?: Queue;
   readonly readWrite?: ReadWriteStore;
   readonly semaphore?: SemaphoreStore;
-  readonly waitingList?: WaitingList;
-  /** `queued`: the caller waits, so it joins the waiting list when refused (if the store has one). */
-  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number, queued?: boolean): Promise<AcquireResult>;
-  release(keys: LockKeys, owner: string, timeout: number, held: number, wakeHead?: boolean): Promise<ReleaseResult>;
+  /** The lock without a queue (quorum mode): one attempt; a release says 'released' on keys.channel. */
+  acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
@@ -196,8 +156,12 @@ export interface Store {
   pttl(keys: LockKeys, timeout: number): Promise<number>;
   /** Who holds the lock, its TTL, last token and fair queue length (a majority's view in quorum mode). */
   inspect(keys: LockKeys, timeout: number): Promise<LockState>;
-  /** Subscribe `listener` to a channel on every master; resolves once subscribed (or given up on, bounded). */
-  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  /**
+   * Subscribe `listener` to a channel on every master; resolves once subscribed (or given
+   * up on, bounded). The listener hears `undefined` when the subscription's connection
+   * broke: messages may have been lost since (it resubscribes by itself).
+   */
+  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
   /**
    * Unsubscribes, on the server, whatever this client is still subscribed to, and takes

@@ -2,7 +2,7 @@ import type { RedisClientPort } from '../client/redis-client.js';
 import type { AcquireReply } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { LockKeys, NextOwner } from '../types.js';
+import type { LockKeys } from '../types.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { LockError } from '../../errors/LockError.js';
 import { boundThen, withTimeout } from '../../util/timeout.js';
@@ -16,7 +16,7 @@ const GIVE_BACK_TIMEOUT = 5_000;
 const BEHIND = 'an earlier call of this owner on';
 
 /** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
-export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: number, levels: number) => Promise<unknown>;
+export type GiveBack = (keys: LockKeys, owner: string, timeout: number, levels: number) => Promise<unknown>;
 
 /**
  * Applying each lock call once, whatever the connection does. A call can time out here
@@ -46,8 +46,9 @@ export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: n
  *    levels + 1, so a resend of the give-back drops nothing the owner still holds.
  * 5. A last release answered "not held" after a reconnect was a resend of one that
  *    already ran: the hold ended either way, so it counts as released.
- * 6. A release that may have handed the lock to a waiter the client still treats as
- *    waiting (its reply lost or late) is taken back before that waiter retries.
+ * 6. A release that granted the lock to the queue's head (its reply lost or late) needs
+ *    no repair: the grant's mark stands in Redis for that wait, which takes it up from
+ *    the message or its next attempt, or gives it back as it leaves.
  * 7. Each rule counts on the owner having no other call on the lock out: a call still
  *    out past its bound (with the give-back it may cause), and any give-back, hold the
  *    owner's next acquisition of that lock back until they settle (unsettled.ts). A
@@ -56,6 +57,9 @@ export type GiveBack = (keys: LockKeys, owner: string, fair: boolean, timeout: n
  *    ahead of an earlier attempt's late give-back (rule 4) would leave one give-back
  *    too many, freeing the lock under its new holder.
  */
+/** A last release answered "not held" after a reconnect: a resend of one that ran (rule 5). */
+const RESENT: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
+
 export class ExactlyOnce {
   /**
    * Counts the connection's closes (a Cluster's: any node connection's). A reply to a
@@ -81,17 +85,17 @@ export class ExactlyOnce {
   }
 
   /**
-   * Runs an acquire script (plain or fair) once; `held`: levels before the call (rules 2-4).
+   * Runs an acquire script once; `held`: levels before the call (rules 2-4).
    * `send` sends it: at once, or once owner's earlier calls on the lock have settled
    * (unsettled.ts), within the same `timeout`. Resolves with `finish(reply)`, once the
    * reply counts.
    * Not async: a reply in the same epoch settles it in one step (the hot path), the
    * caller's `finish` included.
    */
-  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, send: () => Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, send: () => Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
     const earlier = this.settled(k, owner, timeout);
-    if (!earlier) return this.granted(k, owner, held, timeout, fair, send(), finish);
-    return earlier.then((left) => this.granted(k, owner, held, left, fair, send(), finish));
+    if (!earlier) return this.granted(k, owner, held, timeout, send(), finish);
+    return earlier.then((left) => this.granted(k, owner, held, left, send(), finish));
   }
 
   /**
@@ -124,7 +128,7 @@ export class ExactlyOnce {
     );
   }
 
-  private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+  private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
     const epoch = this.epoch;
     return boundThen(
       call,
@@ -132,25 +136,25 @@ export class ExactlyOnce {
       'acquire',
       k.name,
       (reply) => (reply.granted && this.epoch !== epoch ? this.regranted(k, owner, held + 1, timeout, () => finish(reply)) : finish(reply)),
-      (error: unknown) => this.grantFailed(k, owner, held, timeout, fair, call, epoch, error),
+      (error: unknown) => this.grantFailed(k, owner, held, timeout, call, epoch, error),
     );
   }
 
-  private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, fair: boolean, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
+  private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
-      this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, fair, bound, levels));
+      this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, bound, levels));
     } else if (this.epoch !== epoch) {
-      if (held === 0) await this.giveBack(k, owner, fair, timeout, 1);
+      if (held === 0) await this.giveBack(k, owner, timeout, 1);
       else await this.settleLevel(k, owner, held, timeout);
     }
     throw error;
   }
 
   /**
-   * Runs a release script once; `next`: the waiter it may hand the lock to (rules 1, 5, 6).
+   * Runs a release script once (rules 1, 5).
    * Resolves with `finish(reply)`. Not async, like grant().
    */
-  release<R>(k: LockKeys, owner: string, held: number, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
+  release<R>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
     // A give-back passes one level more than the client holds (rules 3, 4): owner's
     // next acquisition of the lock waits for it (rule 7).
     if (held > this.levelsNow(k.id, owner)) this.unsettled.record(k, owner, call);
@@ -160,34 +164,16 @@ export class ExactlyOnce {
       timeout,
       'release',
       k.name,
-      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? this.resentRelease(k, next, timeout).then(finish) : finish(reply)),
-      (error: unknown) => this.releaseFailed(k, owner, timeout, next, call, error),
+      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? finish(RESENT) : finish(reply)),
+      (error: unknown) => this.releaseFailed(k, owner, call, error),
     );
   }
 
-  /** A last release answered "not held" after a reconnect: a resend of one that ran (rule 5). */
-  private async resentRelease(k: LockKeys, next: NextOwner | undefined, timeout: number): Promise<ReleaseReply> {
-    // Its first run may have handed the lock to `next`, whom the client treats as still waiting.
-    if (next) await this.takeBack(k, next, timeout);
-    return { kind: 'released', receivers: 0 };
-  }
-
-  private async releaseFailed(k: LockKeys, owner: string, timeout: number, next: NextOwner | undefined, call: Promise<ReleaseReply>, error: unknown): Promise<never> {
+  private releaseFailed(k: LockKeys, owner: string, call: Promise<ReleaseReply>, error: unknown): never {
     // A release run after the same owner (a scope) took the lock again would free it
     // under that new hold: its next acquisitions wait for this one to settle.
     if (error instanceof CommandTimeoutError) this.unsettled.record(k, owner, call);
-    if (next) {
-      // Timed out: the hand-off may still happen, and the waiter it named has moved on.
-      if (error instanceof CommandTimeoutError) void call.then((late) => late.kind === 'handedOff' && this.takeBack(k, next, GIVE_BACK_TIMEOUT), () => undefined);
-      // Failed with its connection (a Cluster gives up rather than resending), maybe
-      // after the server ran it: taken back before the waiter retries on its own.
-      else await this.takeBack(k, next, timeout);
-    }
     throw error;
-  }
-
-  private takeBack(k: LockKeys, next: NextOwner, timeout: number): Promise<unknown> {
-    return this.giveBack(k, next.owner, false, timeout, this.levelsNow(k.id, next.owner) + 1);
   }
 
   /**

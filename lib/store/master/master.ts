@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { RedisClientPort } from '../client/redis-client.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
@@ -6,10 +5,7 @@ import * as acquireScripts from '../scripts/acquire.js';
 import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
-import { luaConstant } from '../scripts/script.js';
-import * as sources from '../scripts/sources.js';
-import type { ReleaseReply } from '../scripts/release.js';
-import type { AcquireResult, FairQueue, HandOff, LockKeys, LockState, NextOwner, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store, WaitingList } from '../types.js';
+import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
@@ -22,34 +18,21 @@ import { Subscriber } from './subscriber.js';
 /** Holds per renewal script call: big enough to make 10 000 holds a handful of calls, small enough not to block Redis. */
 const RENEW_CHUNK = 500;
 
-/**
- * Lease of a waiting-list entry: a dead client's entry is gone after this; live waiters
- * retry 3 times as often. Fixed in scripts/_waiting.lua (with the turns, CYCLE_MS and
- * TURN_MS: how long the head of the list may be passed over by whoever comes first to the
- * free lock) and read from there, so the scripts and the client never disagree.
- */
-export const ENTRY_LEASE = luaConstant(sources.waitingWake, 'ENTRY_LEASE');
-
 const now = () => performance.now();
 
 /** The lock hash's renewal (renew.lua), for items of primitives that bring none. */
 const LOCK_RENEWAL: RenewScript = { script: maintain.renew, arity: 1, keys: (k) => [k.key] };
-/** A client id on waiting lists: 72 random bits, never the word 'released'. */
-const waiterId = () => randomBytes(9).toString('base64url');
 
 /**
  * One Redis master, or a Cluster (each script touches one slot, so the client library
  * routes it by its first key), through the client port (store/client). Its capabilities:
- * hand-off in the release script, the fair lock's queue, and the read-write lock
- * (read-write.ts).
+ * the waiting queue of the lock and the fair lock, the semaphore and the read-write lock
+ * (read-write.ts). In quorum mode (watchRestarts) it is one of several masters and
+ * offers none: the quorum's lock waits in its clients.
  */
 export class MasterStore implements Store {
   readonly size = 1;
-  /** Absent with syncReplicas: a hand-off is a grant no WAIT follows, so waiters take the lock themselves. */
-  readonly handOff: HandOff | undefined;
-  readonly fairQueue: FairQueue;
-  /** Absent in quorum mode (see watchRestarts): no single place to keep the list, every waiter is woken. */
-  waitingList: WaitingList | undefined;
+  readonly queue: Queue;
   /** Absent with syncReplicas: its grants are not followed by WAIT (getSemaphore refuses it up front). */
   readonly semaphore: SemaphoreStore | undefined;
   /** Absent with syncReplicas (see read-write.ts). */
@@ -79,25 +62,15 @@ export class MasterStore implements Store {
     this.cluster = connection.isCluster;
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
-    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
-    this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, fair, timeout, levels) => this.giveBack(k, owner, fair, timeout, levels));
-    this.handOff = this.sync ? undefined : { releaseTo: (k, owner, next, timeout, held) => this.releaseCall(k, owner, next, timeout, held) };
+    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
+    this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
     this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
     this.readWrite = this.sync ? undefined : new MasterReadWrite(connection, levelsNow, keyRetention, this.publish);
-    this.fairQueue = {
-      acquire: (k, owner, lease, heartbeat, wait, timeout, held) => this.fairAcquire(k, owner, lease, heartbeat, wait, timeout, held),
-      release: (k, owner, timeout, held) => this.fairRelease(k, owner, timeout, held),
-      leave: (k, owner, timeout, wait) =>
-        withTimeout(releaseScripts.fairLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, k.fairChannel, this.publish, wait]), timeout, 'leave the queue of', k.name),
-    };
-    const id = waiterId();
-    this.waitingList = {
-      id,
-      entryLease: ENTRY_LEASE,
-      channel: (k) => `${k.channel}:${id}`,
-      leave: (k, timeout) =>
-        withTimeout(releaseScripts.waitingLeave.run(this.connection, [k.key, k.waiting, k.alive], [id, k.channel, this.publish]), timeout, 'leave the waiters of', k.name),
-      wake: (k, timeout) => withTimeout(releaseScripts.waitingWake.run(this.connection, [k.key, k.waiting, k.alive], [k.channel, this.publish]), timeout, 'wake a waiter of', k.name),
+    this.queue = {
+      acquire: (k, owner, lease, heartbeat, wait, window, timeout, held) => this.queueAcquire(k, owner, lease, heartbeat, wait, window, timeout, held),
+      release: (k, owner, timeout, held, window) => this.queueRelease(k, owner, timeout, held, window),
+      leave: (k, owner, timeout, wait, window) =>
+        withTimeout(releaseScripts.queueLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, k.fairChannel, this.publish, wait, window]), timeout, 'leave the queue of', k.name),
     };
   }
 
@@ -116,40 +89,28 @@ export class MasterStore implements Store {
 
   /** Quorum mode: after a restart this master sits out votes for `sitOut` ms (see RestartWatch). */
   watchRestarts(sitOut: number): void {
-    // One of several masters: a waiting list on each would name different heads, so
-    // releases wake every waiter ('released') and acquisitions ignore the lists.
-    this.waitingList = undefined;
     this.restarts ??= new RestartWatch(this.connection, sitOut);
   }
 
-  // Not async: one step from the reply to the result.
-  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number, queued = false): Promise<AcquireResult> {
+  /** Quorum mode (one of the masters): one attempt, no queue. Not async: one step from the reply to the result. */
+  acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
-    const waiter = this.waitingList?.id ?? '';
-    const keys = waiter === '' ? [k.key, k.fence] : [k.key, k.fence, k.waiting, k.alive];
-    const args = acquireScripts.acquireArgs(owner, lease, waiter, this.keyRetention, this.publish, queued);
+    const keys = [k.key, k.fence];
+    const args: [string, number] | [string, number, number] = this.keyRetention === acquireScripts.SCRIPT_RETENTION ? [owner, lease] : [owner, lease, this.keyRetention];
     const send = () => {
       sentAt = now();
-      return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, false, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
+      return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
     };
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), false, send, (reply) => {
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
       this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
       return granted(reply, sentAt, lease);
     });
   }
 
-  release(k: LockKeys, owner: string, timeout: number, held: number, wakeHead = false): Promise<ReleaseResult> {
-    return this.releaseCall(k, owner, undefined, timeout, held, wakeHead);
-  }
-
-  private releaseCall(k: LockKeys, owner: string, next: NextOwner | undefined, timeout: number, held: number, wakeHead = false): Promise<ReleaseResult> {
-    const sentAt = now();
-    const waiter = this.waitingList?.id ?? '';
-    // The fence only for a hand-off (it mints); no list keys without a list (quorum mode).
-    const call = next
-      ? releaseScripts.releaseTo.run(this.connection, [k.key, k.waiting, k.alive, k.fence], releaseScripts.releaseToArgs(owner, waiter, next, held, this.publish, this.keyRetention))
-      : releaseScripts.release.run(this.connection, waiter === '' ? [k.key] : [k.key, k.waiting, k.alive], releaseScripts.releaseArgs(owner, waiter, held, this.publish, wakeHead));
-    return this.once.release(k, owner, held, timeout, next, call, (reply) => released(reply, sentAt, next?.lease ?? 0));
+  /** Quorum mode (one of the masters): a release that says 'released' to every waiting client. */
+  release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+    const call = releaseScripts.release.run(this.connection, [k.key], releaseScripts.releaseArgs(owner, held, this.publish));
+    return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   /**
@@ -158,8 +119,10 @@ export class MasterStore implements Store {
    * (its reply lost) then finds fewer and drops nothing. Given 1 for a reentry, the
    * resend would take a level the owner holds and free the lock under it.
    */
-  giveBack(k: LockKeys, owner: string, fair: boolean, timeout: number, levels: number): Promise<unknown> {
-    return (fair ? this.fairRelease(k, owner, timeout, levels) : this.release(k, owner, timeout, levels)).catch(() => undefined);
+  giveBack(k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> {
+    // A queue's grant goes back through the queue's release (which grants the head next, as
+    // the fair lock's zero window); a quorum member's through its own.
+    return (this.restarts ? this.release(k, owner, timeout, levels) : this.queueRelease(k, owner, timeout, levels, 0)).catch(() => undefined);
   }
 
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
@@ -252,24 +215,25 @@ export class MasterStore implements Store {
     return this.subscriber.drop();
   }
 
-  private fairAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult> {
+  private queueAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
     const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
-    const args: [string, number, number, '1' | '0', string, PublishVerb, number, string] = [owner, lease, heartbeat, wait === undefined ? '0' : '1', k.fairChannel, this.publish, this.keyRetention, wait ?? ''];
+    // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
+    const args: acquireScripts.QueueAcquireArgs = [owner, lease, heartbeat, wait ?? '', window, k.fairChannel, this.publish, this.keyRetention, this.sync ? '0' : '1'];
     const send = () => {
       sentAt = now();
-      return this.sync ? this.sync.acquire(acquireScripts.fairAcquire, keys, args, k, owner, held, true, timeout) : acquireScripts.fairAcquire.run(this.connection, keys, args);
+      return this.sync ? this.sync.acquire(acquireScripts.queueAcquire, keys, args, k, owner, held, timeout) : acquireScripts.queueAcquire.run(this.connection, keys, args);
     };
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), true, send, (reply) => granted(reply, sentAt, lease));
+    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
+      this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+      return granted(reply, sentAt, lease);
+    });
   }
 
-  private async fairRelease(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
-    // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can do.
+  private queueRelease(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
     const grant = this.sync ? '0' : '1';
-    const call = releaseScripts.fairRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], [owner, k.fairChannel, this.publish, held, grant, this.keyRetention]);
-    const reply = await this.once.release(k, owner, held, timeout, undefined, call, identity);
-    // A fair release wakes or grants only the queue's head, which is never one of ours to yield to.
-    return reply.kind === 'released' ? { kind: 'released', receivers: 0, granted: reply.granted } : released(reply, 0, 0);
+    const call = releaseScripts.queueRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], [owner, k.fairChannel, this.publish, held, grant, this.keyRetention, window]);
+    return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   async close(): Promise<void> {
@@ -287,12 +251,7 @@ export class MasterStore implements Store {
  * what is left of its lease, so the deadline never falls after the key's expiry.
  */
 function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, turnIn: reply.turnIn };
+  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
   const left = reply.pttl === undefined || reply.pttl < 0 ? lease : Math.min(lease, reply.pttl);
   return { granted: true, token: reply.token, validUntil: sentAt + left - safety(lease) };
-}
-
-function released(reply: ReleaseReply, sentAt: number, nextLease: number): ReleaseResult {
-  if (reply.kind !== 'handedOff') return reply;
-  return { kind: 'handedOff', token: reply.token, validUntil: sentAt + nextLease - safety(nextLease) };
 }

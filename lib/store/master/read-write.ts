@@ -41,7 +41,7 @@ export class MasterReadWrite implements ReadWriteStore {
     private readonly keyRetention: number,
     private readonly publish: PublishVerb,
   ) {
-    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, _fair, timeout, levels) => this.release(sideKeys(k), owner, timeout, levels).catch(() => undefined));
+    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, timeout, levels) => this.release(sideKeys(k), owner, timeout, levels).catch(() => undefined));
   }
 
   async acquire(k: ReadWriteKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
@@ -54,18 +54,14 @@ export class MasterReadWrite implements ReadWriteStore {
         [owner, k.side, lease, heartbeat, enqueue ? '1' : '0', k.readChannel, k.writeChannel, this.publish, this.keyRetention],
       );
     };
-    const reply = await this.once.grant(k, owner, held, timeout, true, send, identity);
+    const reply = await this.once.grant(k, owner, held, timeout, send, identity);
     if (!reply.granted) return { granted: false, pttl: reply.pttl, head: reply.head };
     return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
   }
 
-  async release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
+  release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = rw.release.run(this.connection, [k.write, k.read, k.readers, k.queue, k.deadlines], [owner, k.side, held, k.readChannel, k.writeChannel, this.publish]);
-    const reply = await this.once.release(k, owner, held, timeout, undefined, call, identity);
-    // Released answers receivers 0: waiters are woken through the queue's channels, and
-    // none of them is a local waiter to yield to.
-    if (reply.kind === 'handedOff') throw new Error('holdfast internal: a read-write lock never hands off');
-    return reply;
+    return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   leave(k: ReadWriteKeys, owner: string, timeout: number): Promise<void> {

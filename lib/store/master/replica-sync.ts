@@ -40,7 +40,7 @@ export class ReplicaSync {
   }
 
   /**
-   * An acquire script (plain or fair) followed by WAIT. Granted with too few
+   * An acquire script followed by WAIT. Granted with too few
    * acknowledgements: given back (`held` + 1 levels), then a ReplicaSyncError, which the
    * engine counts as a failed attempt. A refusal passes through whatever WAIT said: it
    * wrote nothing the client relies on.
@@ -52,14 +52,13 @@ export class ReplicaSync {
     k: LockKeys,
     owner: string,
     held: number,
-    fair: boolean,
     timeout: number,
   ): Promise<AcquireReply> {
     const { reply, after } = await this.followed(script, keys, args);
     if (!reply.granted) return reply;
     const error = this.shortfall('acquire', after, k.name);
     if (!error) return reply;
-    await this.giveBack(k, owner, fair, timeout, held + 1);
+    await this.giveBack(k, owner, timeout, held + 1);
     throw error;
   }
 

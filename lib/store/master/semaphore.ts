@@ -59,11 +59,9 @@ export class MasterSemaphore implements SemaphoreStore {
     return { granted: false, pttl: reply.pttl, head: reply.head };
   }
 
-  async release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
+  release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
     const call = semRelease.run(this.connection, semKeys(k), [id, held, k.fairChannel, this.publish]);
-    const reply = await this.once.release(k, id, held, timeout, undefined, call, identity);
-    if (reply.kind === 'handedOff') throw new Error('holdfast internal: a semaphore release never hands off');
-    return reply;
+    return this.once.release(k, id, held, timeout, call, identity);
   }
 
   async leave(k: LockKeys, id: string, permits: number, timeout: number): Promise<void> {

@@ -197,7 +197,7 @@ export class QuorumStore implements Store {
 
   private undo(master: number, k: LockKeys, owner: string): void {
     const m = this.masters[master];
-    void m.giveBack(k, owner, false, 5_000, m.levelsNow(k.id, owner) + 1);
+    void m.giveBack(k, owner, 5_000, m.levelsNow(k.id, owner) + 1);
   }
 
   /**

@@ -1,38 +1,25 @@
 import { Script, luaConstant } from './script.js';
 import * as sources from './sources.js';
 
-/** What an acquire script (plain or fair) answers. */
+/** What an acquire script (quorum's acquire.lua, or queue-acquire.lua) answers. */
 export type AcquireReply =
   /** pttl: the lease left of a grant made before this call (it runs from the grant, not from this call's send). */
   | { granted: true; token: number; pttl?: number }
   /**
-   * counter: the fencing counter (plain and fair: the last token minted); head: the caller heads the queue (fair) or the
-   * waiting list (plain); turnIn: ms until the free lock is the head's alone (plain, -1
-   * when the caller is not the head).
+   * counter: the name's last token minted; head: the caller heads the queue;
+   * windowLeft: ms until the head's barging window ends (0: none runs).
    */
-  | { granted: false; pttl: number; counter: number; head: boolean; turnIn: number };
+  | { granted: false; pttl: number; counter: number; head: boolean; windowLeft: number };
 
 /**
- * acquire.lua: KEYS lock, fence, and with a waiting list its two keys; ARGV owner,
- * lease, then what acquireArgs() leaves off at its default: client id on the waiting
- * list, '1' to join the list when refused, key retention (the fence's TTL), publish
- * verb. The channel is the lock key's + ':ch'; turn and entry lease are fixed in
- * _waiting.lua.
+ * acquire.lua (quorum mode, one of the masters): KEYS lock, fence; ARGV owner, lease,
+ * and key retention unless it is the default (each argument costs the client).
  */
-export const acquire = new Script<AcquireArgs, AcquireReply>('acquire', sources.acquire, (raw) => {
+export const acquire = new Script<[owner: string, lease: number] | [owner: string, lease: number, retention: number], AcquireReply>('acquire', sources.acquire, (raw) => {
   const r = raw as number[];
   if (r[0] === 1) return { granted: true, token: Number(r[1]) };
-  const turnIn = Number(r[3] ?? -1);
-  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: turnIn >= 0, turnIn };
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false, windowLeft: 0 };
 });
-
-/** acquire.lua's ARGV, each default left off from the end (acquireArgs). */
-type AcquireArgs =
-  | [owner: string, lease: number]
-  | [owner: string, lease: number, waiter: string]
-  | [owner: string, lease: number, waiter: string, join: '1' | '']
-  | [owner: string, lease: number, waiter: string, join: '1' | '', retention: number]
-  | [owner: string, lease: number, waiter: string, join: '1' | '', retention: number, publish: PublishVerb];
 
 /**
  * The key retention the scripts use when the call leaves it off (RETENTION in
@@ -40,32 +27,26 @@ type AcquireArgs =
  */
 export const SCRIPT_RETENTION = luaConstant(sources.acquire, 'RETENTION');
 
-/**
- * acquire.lua's arguments with trailing defaults left off: each argument costs the
- * client more (ioredis builds and writes it) than a command inside the script, and the
- * common calls need few (quorum mode: owner and lease).
- * `waiter`: the caller's id on the waiting list, '' without one (then no list keys).
- */
-export function acquireArgs(owner: string, lease: number, waiter: string, retention: number, publish: PublishVerb, join: boolean): AcquireArgs {
-  const joins = join ? '1' : '';
-  if (publish !== 'publish') return [owner, lease, waiter, joins, retention, publish];
-  if (retention !== SCRIPT_RETENTION) return [owner, lease, waiter, joins, retention];
-  if (join) return [owner, lease, waiter, '1'];
-  return waiter === '' ? [owner, lease] : [owner, lease, waiter];
-}
+/** queue-acquire.lua: KEYS lock, fence, queue, deadlines, tickets; ARGV as QueueAcquireArgs. */
+export const queueAcquire = new Script<QueueAcquireArgs, AcquireReply>('queue-acquire', sources.queueAcquire, (raw) => {
+  const r = raw as number[];
+  if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
+  return { granted: false, pttl: Number(r[1]), head: r[2] === 1, counter: Number(r[3] ?? 0), windowLeft: Number(r[4] ?? 0) };
+});
 
-/** fair-acquire.lua: KEYS lock, fence, queue, deadlines, tickets; ARGV owner, lease, heartbeat, enqueue, channel, publish verb, key retention, wait id. */
-export const fairAcquire = new Script<
-  [owner: string, lease: number, heartbeat: number, enqueue: '1' | '0', channel: string, publish: PublishVerb, retention: number, wait: string],
-  AcquireReply
->(
-  'fair-acquire',
-  sources.fairAcquire,
-  (raw) => {
-    const r = raw as number[];
-    if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
-    return { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, turnIn: -1 };
-  },
-);
+export type QueueAcquireArgs = [
+  owner: string,
+  lease: number,
+  heartbeat: number,
+  /** The wait's id; '' for one attempt (never joins). */
+  wait: string,
+  /** Barging window ms (0: the fair lock). */
+  window: number,
+  channel: string,
+  publish: PublishVerb,
+  retention: number,
+  /** '1': the head may be granted the free lock by this call; '0': it is woken instead (syncReplicas). */
+  grants: '1' | '0',
+];
 
 export type PublishVerb = 'publish' | 'spublish';

@@ -16,7 +16,7 @@ export const acquire = new Script<
   AcquireReply
 >('rw-acquire', sources.rwAcquire, (raw) => {
   const r = raw as number[];
-  return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1, turnIn: -1 };
+  return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1, windowLeft: 0 };
 });
 
 /** rw-release.lua: KEYS W, R, E, Q, D; ARGV owner, side, levels held, read channel, write channel, publish verb. */

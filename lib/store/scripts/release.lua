@@ -1,12 +1,17 @@
--- Drop one level of ARGV[1]'s hold; at zero, delete the lock and wake the client whose
--- turn it is (releaseLevel in _waiting_release.lua; release-to.lua hands it off instead).
--- KEYS[1] lock hash, and with a waiting list (none in quorum mode) KEYS[2] waiting
--- clients, KEYS[3] their deadlines.
--- ARGV[1] owner, ARGV[2] the releasing client's id on the waiting list (absent or '':
--- no list, every waiter is woken by 'released'), ARGV[3] levels the client holds
--- before this release (absent: 1, the last), ARGV[4] 'spublish' to publish sharded
--- (absent or 'publish': PUBLISH), ARGV[5] '1' to wake the list's head though its turn
--- has not come (the releasing client does not take the lock again at once: see
--- engine/deferred-wake.ts). Callers leave trailing defaults off (see acquire.lua).
+-- Quorum mode's release on one of the masters (one master or a Cluster use
+-- queue-release.lua): drop one level of ARGV[1]'s hold; at zero delete the lock and
+-- publish 'released' on its channel, which wakes every waiting client.
+-- KEYS[1] lock hash. ARGV[1] owner, ARGV[2] levels the client holds before this release
+-- (absent: 1, the last), ARGV[3] 'spublish' to publish sharded (absent or 'publish').
 -- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
-return releaseLevel(KEYS[1], KEYS[2], KEYS[3], nil, ARGV[1], ARGV[2] or '', tonumber(ARGV[3]) or 1, ARGV[4], nil, nil, nil, ARGV[5] == '1')
+-- Returns {0} not held, {1, count} still held, {2, receivers} released.
+local key, owner = KEYS[1], ARGV[1]
+local held = tonumber(redis.call('hget', key, owner) or '0')
+if held == 0 then return {0} end
+-- Fewer levels than the client holds: this release ran already and its reply was lost
+-- with the connection (ioredis resent it). A second decrement could free the lock
+-- under an owner that still holds a level.
+if held < (tonumber(ARGV[2]) or 1) then return {1, held} end
+if held > 1 then return {1, redis.call('hincrby', key, owner, -1)} end
+redis.call('del', key)
+return {2, notify(key .. ':ch', 'released', ARGV[3])}

@@ -1,0 +1,342 @@
+import { isFinal } from '../errors/final.js';
+import { LockError } from '../errors/LockError.js';
+import { safety } from '../store/lease-margin.js';
+import type { Granted, LockKeys, Refused } from '../store/types.js';
+import { currentScope } from '../scope.js';
+import { raceAbort } from '../util/abort.js';
+import { Background } from '../util/background.js';
+import { SUBSCRIPTION_LINGER, backoff } from './backoff.js';
+import { Bell } from './bell.js';
+import type { Hold } from './hold.js';
+import type { AcquireRequest, WaitHost } from './request.js';
+import { SelfDeadlockWatch } from './self-deadlock.js';
+import { unavailable } from './unavailable.js';
+
+const now = () => performance.now();
+
+/** A wait under way: for leaveAll(), for a release's grant that names it, and for its key's line. */
+interface Wait {
+  readonly request: AcquireRequest;
+  /** Its id in the queue's tickets (scripts/_queue.lua): 'w' and a number, unique in this client. */
+  readonly id: string;
+  /** An attempt of it was refused, or one is out: it has (or may take) a place in the queue. */
+  joined: boolean;
+  /** An attempt of it is out (sent, not answered). */
+  asking: boolean;
+  /** Its leave was sent. */
+  left: boolean;
+  /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */
+  granted?: number;
+  readonly bell: Bell;
+}
+
+/**
+ * This client's waits on one key: their owner ids -> waits, behind the key's channels
+ * (subscribed and dropped together), and, for waits 'client', the line in which they
+ * ask one at a time, oldest first.
+ */
+interface KeyWatch {
+  readonly owners: Map<string, Set<Wait>>;
+  readonly line: Wait[];
+  readonly ready: Promise<unknown>;
+  readonly channels: readonly string[];
+  /** Set while nobody waits: the subscription is dropped when it fires. */
+  linger?: NodeJS.Timeout;
+}
+
+/**
+ * The one wait of every primitive. A wait asks (one attempt), and refused it sleeps
+ * until a message names it, its sleep bound passes, or its deadline comes; then it asks
+ * again. Primitives that wait in a queue in Redis ('queue') join it with their attempts,
+ * each of which is also the waiter's heartbeat (at least every third of the heartbeat
+ * lease), and a release grants the head directly (see wait() for when a grant's message
+ * is taken up). In quorum mode ('client') the waits of a key ask one at a time, oldest
+ * first, woken by 'released'. A wait never rests on a broken subscription: when its
+ * subscriber connection breaks, every wait of the key asks again. A failed attempt is
+ * reported and retried with backoff until the wait ends; a wait that ends without its
+ * grant leaves the queue (and gives back a grant it never took up).
+ */
+export class Waits {
+  private readonly watches = new Map<string, KeyWatch>();
+  /** Waits under way, by id. */
+  private readonly waits = new Map<string, Wait>();
+  private lastWaitId = 0;
+  /** Leaves sent, tracked for leaveAll(). */
+  private readonly leaving = new Background();
+  private readonly stalls: SelfDeadlockWatch;
+
+  constructor(
+    private readonly host: WaitHost,
+    /** Lease of a queue entry: a waiter that stops renewing it (a dead process) leaves the queue after this. */
+    private readonly heartbeat: number,
+  ) {
+    this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
+  }
+
+  /** Waits 'client' of this key are queued in this client: a new call goes behind them. */
+  lined(keyId: string): boolean {
+    return (this.watches.get(keyId)?.line.length ?? 0) > 0;
+  }
+
+  /**
+   * The client is closing: every waiter leaves its queue now, before close() rejects the
+   * waits (a leave sent as a wait ends would come after close() resolved, when the user
+   * may close the connection). Resolves once those leaves have settled (each bounded).
+   * An attempt still out was sent before its leave, on the same connection: the leave
+   * removes what it joined.
+   */
+  leaveAll(): Promise<void> {
+    for (const wait of this.waits.values()) this.leave(wait);
+    return this.leaving.settled();
+  }
+
+  /** Wakes every wait (the client is closing: each then rejects) and ends every linger. */
+  wakeAll(): void {
+    for (const [id, watch] of this.watches) {
+      for (const waits of watch.owners.values()) for (const wait of waits) wait.bell.wake();
+      if (watch.linger) this.drop(id, watch);
+    }
+  }
+
+  /** A hold on the key ended in this client (or a grant was given back): the first in its line asks now. */
+  freed(keyId: string): void {
+    this.stalls.changed(keyId);
+    this.watches.get(keyId)?.line[0]?.bell.wake();
+  }
+
+  /**
+   * A release granted the lock to a wait: 'owner wait token' (owner ids hold no white
+   * space), from its message, or from the reply of this client's own release (the head
+   * may be one of its waits). Not a wait of this client's, or one that has ended (it
+   * gave the grant back with its leave, or took it with an attempt, or took it from the
+   * other of the two): dropped.
+   */
+  granted(message: string): void {
+    const [owner, id, token] = message.split(' ');
+    const wait = this.waits.get(id);
+    if (!wait || wait.request.owner !== owner || wait.left) return;
+    wait.granted = Number(token);
+    wait.bell.wake();
+  }
+
+  async wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
+    const { keys, owner, signal, deadline, primitive } = request;
+    const host = this.host;
+    const queued = primitive.waits === 'queue';
+    const wait: Wait = { request, id: `w${(++this.lastWaitId).toString(36)}`, joined: false, asking: false, left: false, bell: new Bell() };
+    const ring = () => wait.bell.wake();
+    // A waiter holds no level yet (a reentry never waits here).
+    const attempt = () => {
+      const call = primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
+      wait.asking = queued;
+      const settled = () => void (wait.asking = false);
+      call.then(settled, settled);
+      return raceAbort(call, signal, (late) => late.granted && host.giveBack(request));
+    };
+    signal?.addEventListener('abort', ring);
+    this.waits.set(wait.id, wait);
+    const watching = this.watches.has(keys.id);
+    const watch = this.watch(keys, owner, wait);
+    if (!queued) watch.line.push(wait);
+    const outsideScopes = currentScope() === undefined;
+    if (outsideScopes) this.stalls.watch(wait);
+    let subscribed = false;
+    let granted: Granted | undefined;
+    let failures = lastError === undefined ? 0 : 1;
+    let attempted = false;
+    // The wait's last refused attempt: when it was sent, and the name's last token when
+    // it ran. A grant with a higher token was made after that attempt ran, so after its
+    // send, from which its lease is counted; one with a token not above it was made
+    // before and no longer stood then (an attempt would have taken it), so it is stale:
+    // given back, expired, or undone. After a failed attempt (which may have taken a
+    // grant in Redis that is then given back for it, store/master/exactly-once.ts) no
+    // grant is taken up until an attempt is refused again.
+    let refusal: { sentAt: number; counter: number } | undefined;
+    // Whether the grant a message brought may be taken up now; a stale one is dropped here.
+    const usable = (): boolean => {
+      if (wait.granted === undefined || refusal === undefined) return false;
+      if (wait.granted > refusal.counter) return true;
+      wait.granted = undefined;
+      return false;
+    };
+    try {
+      // Subscribed already (another waiter, or a linger): watched before the first
+      // attempt, which then needs no second one after a refusal.
+      if (watching) {
+        await watch.ready;
+        subscribed = true;
+      }
+      for (;;) {
+        if (host.closed) {
+          // Rejected when the client's close() rejects waits (see WaitHost.rejectingWaits).
+          await host.rejectingWaits;
+          throw new LockError('client closed');
+        }
+        signal?.throwIfAborted();
+        // The wait ends with its last outcome: held by another owner (null), or the failure.
+        if (attempted && !usable() && deadline - now() <= 0) {
+          if (lastError !== undefined) throw unavailable(keys.name, lastError);
+          return null;
+        }
+        // Waits 'client' ask one at a time, oldest first.
+        if (!queued && watch.line[0] !== wait) {
+          await wait.bell.sleep(deadline - now());
+          continue;
+        }
+        attempted = true;
+        let result: Granted | Refused;
+        try {
+          if (refusal && usable()) {
+            result = takeUp(wait, refusal.sentAt);
+          } else {
+            const sentAt = now();
+            refusal = undefined;
+            result = await attempt();
+            if (!result.granted) {
+              wait.joined = queued;
+              refusal = { sentAt, counter: result.counter ?? Infinity };
+              // Granted while this attempt was out, after it ran.
+              if (usable()) result = takeUp(wait, sentAt);
+            }
+          }
+          // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.
+          if (result.granted) {
+            wait.granted = undefined;
+            const hold = host.grant(request, result);
+            granted = result;
+            return hold;
+          }
+        } catch (error) {
+          // No refusal stands now (see `refusal`): a grant still there goes to the next
+          // attempt, or back with the leave.
+          refusal = undefined;
+          if (signal?.aborted) throw signal.reason;
+          if (isFinal(error)) throw error;
+          failures += 1;
+          lastError = error;
+          host.blocked(request);
+          host.failed(request, error, failures);
+          await wait.bell.sleep(Math.min(backoff(failures), deadline - now()));
+          continue;
+        }
+        failures = 0;
+        lastError = undefined;
+        host.blocked(request);
+        if (!subscribed) {
+          // Subscribed before the retry: a release between the two is not missed.
+          // Uncontended, the first attempt was the only round trip.
+          await watch.ready;
+          subscribed = true;
+          continue;
+        }
+        await wait.bell.sleep(Math.min(this.sleepBound(result, queued), deadline - now()));
+      }
+    } finally {
+      signal?.removeEventListener('abort', ring);
+      if (outsideScopes) this.stalls.forget(wait);
+      this.unwatch(keys, owner, wait, watch);
+      this.waits.delete(wait.id);
+      if (!granted) this.leave(wait);
+    }
+  }
+
+  /**
+   * How long a refused wait sleeps unless a message wakes it. The head of a queue asks
+   * when the holder's lease runs out (no release will come) or its barging window ends
+   * (a free lock is then its to take); every waiter in a queue asks at least every third
+   * of its heartbeat lease, which keeps its place. A wait in its client asks when the
+   * holder's lease runs out. pttl -1: held without expiry.
+   */
+  private sleepBound(result: Refused, queued: boolean): number {
+    const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+    if (!queued) return ttl;
+    if (!result.head) return this.heartbeat / 3;
+    const window = result.windowLeft !== undefined && result.windowLeft > 0 ? result.windowLeft + 1 : Infinity;
+    return Math.min(ttl, window, this.heartbeat / 3);
+  }
+
+  /**
+   * Sends the waiter's leave, once, if it joined or an attempt is out (sent before the
+   * leave on the same connection, it is applied first). A place that a failed attempt may
+   * have taken (its answer never came) expires within two heartbeat leases, and a grant
+   * made to it within its lease: a Redis that does not answer is not asked again.
+   */
+  private leave(wait: Wait): void {
+    if (wait.left || !(wait.joined || wait.asking)) return;
+    wait.left = true;
+    const { request } = wait;
+    const host = this.host;
+    const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease), wait.id);
+    // Closing, the connection may be gone first (the user closes it after close()): the
+    // entry then expires with its lease.
+    if (sent) this.leaving.track(sent.catch((e: unknown) => host.closed || host.error(e)));
+  }
+
+  /**
+   * The key's watch, made (and its channels subscribed) for its first wait: the
+   * primitive's channel, and for waits 'queue' this client's own channel under it.
+   */
+  private watch(keys: LockKeys, owner: string, wait: Wait): KeyWatch {
+    let watch = this.watches.get(keys.id);
+    if (!watch) {
+      const owners = new Map<string, Set<Wait>>();
+      const line: Wait[] = [];
+      const queued = wait.request.primitive.waits === 'queue';
+      const dispatch = (message: string | undefined) => {
+        // The subscription broke (messages may be lost), or a release freed the lock for everyone.
+        if (message === undefined || message === '*') for (const waits of owners.values()) for (const w of waits) w.bell.wake();
+        else if (message === 'released') line[0]?.bell.wake();
+        else if (message.includes(' ')) this.granted(message);
+        else for (const w of owners.get(message) ?? []) w.bell.wake();
+      };
+      const channels = queued ? [keys.fairChannel, ownChannel(keys.fairChannel, owner)] : [keys.channel];
+      const ready = Promise.all(channels.map((channel) => this.host.store.subscribe(channel, dispatch)));
+      this.watches.set(keys.id, (watch = { owners, line, ready, channels }));
+    }
+    clearTimeout(watch.linger);
+    watch.linger = undefined;
+    let waits = watch.owners.get(owner);
+    if (!waits) watch.owners.set(owner, (waits = new Set()));
+    waits.add(wait);
+    return watch;
+  }
+
+  /** The wait ended: it leaves its key's watch and line; the last one leaves the subscription lingering. */
+  private unwatch(keys: LockKeys, owner: string, wait: Wait, watch: KeyWatch): void {
+    const waits = watch.owners.get(owner);
+    waits?.delete(wait);
+    if (waits?.size === 0) watch.owners.delete(owner);
+    const at = watch.line.indexOf(wait);
+    if (at >= 0) {
+      watch.line.splice(at, 1);
+      if (at === 0) watch.line[0]?.bell.wake();
+    }
+    if (watch.owners.size > 0 || this.watches.get(keys.id) !== watch) return;
+    if (this.host.closed) this.drop(keys.id, watch);
+    else watch.linger = setTimeout(() => this.drop(keys.id, watch), SUBSCRIPTION_LINGER);
+  }
+
+  /** Drops a key's subscription nobody waits on. */
+  private drop(id: string, watch: KeyWatch): void {
+    clearTimeout(watch.linger);
+    watch.linger = undefined;
+    if (watch.owners.size > 0 || this.watches.get(id) !== watch) return;
+    this.watches.delete(id);
+    for (const channel of watch.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
+  }
+}
+
+/** The grant a wait's message brought: its lease counted from `floor`, a send before the grant (see Waits.wait). */
+function takeUp(wait: Wait, floor: number): Granted {
+  const { lease } = wait.request;
+  return { granted: true, token: wait.granted ?? 0, validUntil: floor + lease - safety(lease) };
+}
+
+/**
+ * The channel on which releases name this client's owners: the wake-up channel, ':', and
+ * the owner id up to its last ':' (host:pid:client:, the same for every owner of a
+ * client; scripts/_notify.lua wakeOwner derives it alike).
+ */
+function ownChannel(channel: string, owner: string): string {
+  return `${channel}:${owner.slice(0, owner.lastIndexOf(':') + 1) || owner}`;
+}

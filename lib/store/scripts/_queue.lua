@@ -1,0 +1,94 @@
+-- Shared prelude: the waiting queue of a lock name, one design for the lock and the fair
+-- lock (the fair lock is the lock with no barging window). Its keys share the name's
+-- hash tag:
+--   queue      list of waiting owners in arrival order, the head first;
+--   deadlines  sorted set owner -> heartbeat deadline (server ms): every attempt of a
+--              wait moves it, so a waiter whose process died is pruned, a live one never;
+--   tickets    hash owner -> its wait's ticket 'wait lease at' (the client's id of the
+--              wait, the lease it asks for, server ms of its last attempt), replaced by
+--              the grant a release made it, 'g wait token', until it takes it up; and
+--              '#head' -> when the head began heading the queue (server ms).
+-- A release grants the free lock to the head in the same script (grantHead) and tells
+-- that owner alone, unless the head has headed the queue for less than the barging
+-- window (q.window ms): then the lock is left free, whoever asks first takes it, and the
+-- head asks again when its window ends (its refusal says when). A new head is woken when
+-- it could otherwise sleep through the end of its window. The server's clock is the
+-- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
+-- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
+
+local function clock()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The head's tenure starts `now`. With a window, or with the lock free, the head is
+-- woken: it asks, and learns when its window ends (or takes the free lock).
+local function newHead(q, now)
+  local head = redis.call('lindex', q.queue, 0)
+  if not head then return end
+  redis.call('hset', q.tickets, '#head', now)
+  if q.window > 0 or redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
+end
+
+-- Waiters whose heartbeat deadline passed (their process died) leave the queue.
+local function prune(q, now)
+  local dead = redis.call('zrangebyscore', q.deadlines, '-inf', now)
+  if #dead == 0 then return end
+  local head = redis.call('lindex', q.queue, 0)
+  for _, owner in ipairs(dead) do
+    redis.call('lrem', q.queue, 0, owner)
+    redis.call('zrem', q.deadlines, owner)
+    redis.call('hdel', q.tickets, owner)
+  end
+  if redis.call('lindex', q.queue, 0) ~= head then newHead(q, now) end
+end
+
+-- `owner` leaves the queue (it holds the lock now, or gave up). The queue's keys go with
+-- its last waiter, but for grant marks in tickets, which stand while their owner holds.
+local function dequeue(q, owner, now)
+  local head = redis.call('lindex', q.queue, 0)
+  redis.call('lrem', q.queue, 0, owner)
+  redis.call('zrem', q.deadlines, owner)
+  if redis.call('exists', q.queue) == 0 then
+    redis.call('del', q.deadlines)
+    redis.call('hdel', q.tickets, '#head')
+  elseif head == owner then
+    newHead(q, now)
+  end
+end
+
+-- Whether a newcomer may take the free lock ahead of the queue: the head has headed it
+-- for less than the window.
+local function bargeOpen(q, now)
+  return q.window > 0 and now - tonumber(redis.call('hget', q.tickets, '#head') or '0') < q.window
+end
+
+-- Ms until the head's window ends (0: it has ended, or there is none).
+local function windowLeft(q, now)
+  if q.window <= 0 then return 0 end
+  return math.max(0, tonumber(redis.call('hget', q.tickets, '#head') or '0') + q.window - now)
+end
+
+-- Gives the free lock to the head `head`: its owner under the lease its ticket asks for,
+-- a token minted, the ticket becomes the grant's mark and 'owner wait token' goes to the
+-- head's client channel (one message; the releasing client hands it to its own wait from
+-- the reply). The head is only woken to ask instead when grants are not `allowed`
+-- (syncReplicas: WAIT must follow a grant, which only the grantee's own call can send),
+-- or its ticket is missing or older than half its lease (the hold would start with too
+-- little of it left). Returns the grant's message, or nil.
+local function grantHead(q, head, now, allowed)
+  local wait, lease, at = string.match(redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)$')
+  lease = tonumber(lease)
+  if not allowed or not wait or now - tonumber(at) > lease / 2 then
+    wakeOwner(q.channel, head, q.how)
+    return nil
+  end
+  redis.call('hset', q.lock, head, 1)
+  redis.call('pexpire', q.lock, lease)
+  local token = string.format('%.0f', mint(q.fence, q.retention))
+  redis.call('hset', q.tickets, head, 'g ' .. wait .. ' ' .. token)
+  dequeue(q, head, now)
+  local message = head .. ' ' .. wait .. ' ' .. token
+  notify(q.channel .. ':' .. (string.match(head, '^(.*:)') or head), message, q.how)
+  return message
+end

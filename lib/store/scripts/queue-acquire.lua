@@ -1,0 +1,80 @@
+-- The lock and the fair lock: take the lock, or reenter it, or take up a grant a
+-- release made this wait; refused, a waiting caller joins the queue (or heartbeats its
+-- place). See _queue.lua.
+-- KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] queue, KEYS[4] deadlines,
+-- KEYS[5] tickets.
+-- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] heartbeat lease ms (a waiter's place lives
+-- that long after its last attempt), ARGV[4] the wait's id ('' for one attempt: never
+-- joins), ARGV[5] barging window ms (0: the fair lock), ARGV[6] wake-up channel,
+-- ARGV[7] 'publish' or 'spublish', ARGV[8] key retention ms (the counter's TTL),
+-- ARGV[9] '1' when a release or this call may grant the head, '0' to wake it instead.
+-- Returns {1, token} when held, {1, token, pttl} when this takes up a grant (its lease
+-- runs from the grant: the caller counts only what is left of it), {0, pttl, isHead,
+-- counter, windowLeft} otherwise: counter, the name's last token, dates the refusal for
+-- a grant that comes in a message (engine/queue-waits.ts); windowLeft, ms until the
+-- head's barging window ends, when the caller is the head.
+local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
+  window = tonumber(ARGV[5]), channel = ARGV[6], how = ARGV[7], retention = tonumber(ARGV[8])}
+local owner, lease, heartbeat, wait = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+
+-- Free, nobody queued and no ticket left (the uncontended call): taken, without reading
+-- the clock. A ticket left (a grant's mark that outlived its grant) goes the long way,
+-- which drops the owner's: a mark stands only for a level its grant gave.
+if redis.call('exists', q.lock, q.queue, q.tickets) == 0 then
+  redis.call('hset', q.lock, owner, 1)
+  redis.call('pexpire', q.lock, lease)
+  return {1, mint(q.fence, q.retention)}
+end
+
+local now = clock()
+prune(q, now)
+
+if redis.call('hexists', q.lock, owner) == 1 then
+  -- A release granted this wait the lock and its message has not been read: the grant,
+  -- not another level.
+  if wait ~= '' then
+    local granted = string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
+    if granted then
+      redis.call('hdel', q.tickets, owner)
+      return {1, tonumber(granted), redis.call('pttl', q.lock)}
+    end
+  end
+  redis.call('hincrby', q.lock, owner, 1)
+  -- A reentry may extend the lease but never shortens what the outer hold was given.
+  if redis.call('pttl', q.lock) < lease then redis.call('pexpire', q.lock, lease) end
+  -- The counter still holds the outer hold's token: a reentry returns the same one.
+  redis.call('pexpire', q.fence, q.retention)
+  return {1, tonumber(redis.call('get', q.fence) or '0')}
+end
+
+local head = redis.call('lindex', q.queue, 0)
+if redis.call('exists', q.lock) == 0 then
+  if not head or head == owner or bargeOpen(q, now) then
+    redis.call('hdel', q.tickets, owner)
+    if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now) end
+    redis.call('hset', q.lock, owner, 1)
+    redis.call('pexpire', q.lock, lease)
+    return {1, mint(q.fence, q.retention)}
+  end
+  -- Free, and the head's window is over: the lock is the head's.
+  grantHead(q, head, now, ARGV[9] == '1')
+end
+
+if wait ~= '' then
+  if not redis.call('zscore', q.deadlines, owner) then
+    redis.call('rpush', q.queue, owner)
+    if not head then
+      head = owner
+      redis.call('hset', q.tickets, '#head', now)
+    end
+  end
+  redis.call('zadd', q.deadlines, now + heartbeat, owner)
+  redis.call('hset', q.tickets, owner, wait .. ' ' .. lease .. ' ' .. now)
+  -- The queue outlives its last heartbeat by at most two heartbeat leases: no leak when
+  -- every waiter dies.
+  for _, k in ipairs({q.queue, q.deadlines, q.tickets}) do
+    if redis.call('pttl', k) < heartbeat * 2 then redis.call('pexpire', k, heartbeat * 2) end
+  end
+end
+local isHead = head == owner
+return {0, redis.call('pttl', q.lock), isHead and 1 or 0, tonumber(redis.call('get', q.fence) or '0'), isHead and windowLeft(q, now) or 0}

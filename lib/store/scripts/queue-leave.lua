@@ -1,0 +1,28 @@
+-- The lock and the fair lock: a waiter that gives up (timeout, abort, close) leaves the
+-- queue at once. A grant made to its wait that it never took up is given back; if the
+-- lock is free then, the head is told (see _queue.lua).
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] tickets.
+-- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish', ARGV[4] the
+-- wait's id, ARGV[5] barging window ms.
+local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
+  channel = ARGV[2], how = ARGV[3], window = tonumber(ARGV[5])}
+local owner, wait = ARGV[1], ARGV[4]
+local ticket = redis.call('hget', q.tickets, owner) or ''
+if string.match(ticket, '^g ' .. wait .. ' %d+$') then
+  redis.call('hdel', q.tickets, owner)
+  -- The grant's level (another wait of this owner may hold more).
+  if redis.call('hexists', q.lock, owner) == 1 and redis.call('hincrby', q.lock, owner, -1) <= 0 then
+    redis.call('del', q.lock)
+  end
+elseif string.sub(ticket, 1, #wait + 1) == wait .. ' ' then
+  redis.call('hdel', q.tickets, owner)
+end
+local head = redis.call('lindex', q.queue, 0)
+if redis.call('zscore', q.deadlines, owner) or head == owner then dequeue(q, owner, clock()) end
+if redis.call('exists', q.queue) == 0 then
+  if redis.call('exists', q.lock) == 0 then redis.call('del', q.tickets) end
+elseif head ~= owner and redis.call('exists', q.lock) == 0 then
+  -- The head stays; the free lock (a grant given back) is its to take.
+  wakeOwner(q.channel, redis.call('lindex', q.queue, 0), q.how)
+end
+return 1
