@@ -461,7 +461,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       const channels = (await admin.pubsub('CHANNELS', 'holdfast:*')) as string[];
       channelCount += channels.length;
       if (channels.length > 0) violations.push({ kind: 'leak', message: `pub/sub channels left after close on master ${i}: ${channels.join(', ')}` });
-      const numsub = (await admin.pubsub('NUMSUB', ...LOCKS.map((l) => `holdfast:{${l}}:ch`))) as (string | number)[];
+      const numsub = (await admin.pubsub('NUMSUB', ...LOCKS.flatMap((l) => [`holdfast:{${l}}:ch`, `holdfast:{${l}}:next`]))) as (string | number)[];
       for (let j = 0; j < numsub.length; j += 2) {
         if (Number(numsub[j + 1]) > 0) violations.push({ kind: 'leak', message: `${numsub[j]} still has ${numsub[j + 1]} subscriber(s) on master ${i}` });
       }
@@ -547,7 +547,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
 async function shardLeaks(admin: Redis, node: number, violations: Violation[]): Promise<number> {
   const channels = (await admin.call('PUBSUB', 'SHARDCHANNELS')) as string[];
   if (channels.length > 0) violations.push({ kind: 'leak', message: `shard channels left after close on node ${node}: ${channels.join(', ')}` });
-  const numsub = (await admin.call('PUBSUB', 'SHARDNUMSUB', ...LOCKS.map((l) => `holdfast:{${l}}:ch`))) as (string | number)[];
+  const numsub = (await admin.call('PUBSUB', 'SHARDNUMSUB', ...LOCKS.flatMap((l) => [`holdfast:{${l}}:ch`, `holdfast:{${l}}:next`]))) as (string | number)[];
   for (let j = 0; j < numsub.length; j += 2) {
     if (Number(numsub[j + 1]) > 0) violations.push({ kind: 'leak', message: `${numsub[j]} still has ${numsub[j + 1]} shard subscriber(s) on node ${node}` });
   }

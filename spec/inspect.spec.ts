@@ -38,12 +38,12 @@ afterEach(async () => {
 
 it('shows the holder with its host, pid and levels, the TTL and the token', async () => {
   const lock = locks.getLock(name());
-  expect(await lock.inspect()).toEqual({ name: lock.name, locked: false, ttl: -2, token: null, holders: [], waiters: null });
+  expect(await lock.inspect()).toEqual({ name: lock.name, locked: false, ttl: -2, token: null, holders: [], waiters: 0 });
   await locks.scope(async () => {
     await lock.lock();
     await lock.lock();
     const info = await lock.inspect();
-    expect(info).toMatchObject({ name: lock.name, locked: true, waiters: null, token: expect.any(Number) });
+    expect(info).toMatchObject({ name: lock.name, locked: true, waiters: 0, token: expect.any(Number) });
     expect(info.ttl).toBeGreaterThan(25_000);
     expect(info.holders).toEqual([{ owner: expect.stringMatching(new RegExp(`^${hostname().replace(/[:\s]/g, '_')}:${process.pid}:${locks.id}:`)), host: hostname().replace(/[:\s]/g, '_'), pid: process.pid, count: 2 }]);
     // The owner id is the field Redis holds.

@@ -38,8 +38,10 @@ interface Wait {
 interface KeyWatch {
   readonly owners: Map<string, Set<Wait>>;
   readonly line: Wait[];
-  readonly ready: Promise<unknown>;
   readonly channels: readonly string[];
+  readonly dispatch: (message: string | undefined) => void;
+  /** Subscribed (or given up on, bounded): made by the first wait refused, shared by the others. */
+  ready?: Promise<unknown>;
   /** Set while nobody waits: the subscription is dropped when it fires. */
   linger?: NodeJS.Timeout;
 }
@@ -135,7 +137,6 @@ export class Waits {
     };
     signal?.addEventListener('abort', ring);
     this.waits.set(wait.id, wait);
-    const watching = this.watches.has(keys.id);
     const watch = this.watch(keys, owner, wait);
     if (!queued) watch.line.push(wait);
     const outsideScopes = currentScope() === undefined;
@@ -162,7 +163,7 @@ export class Waits {
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
-      if (watching) {
+      if (watch.ready) {
         await watch.ready;
         subscribed = true;
       }
@@ -225,7 +226,7 @@ export class Waits {
         if (!subscribed) {
           // Subscribed before the retry: a release between the two is not missed.
           // Uncontended, the first attempt was the only round trip.
-          await watch.ready;
+          await this.subscribe(watch);
           subscribed = true;
           continue;
         }
@@ -273,8 +274,8 @@ export class Waits {
   }
 
   /**
-   * The key's watch, made (and its channels subscribed) for its first wait: the
-   * primitive's channel, and for waits 'queue' this client's own channel under it.
+   * The key's watch, made for its first wait (its channels are subscribed once a wait is
+   * refused): the primitive's channel, and for waits 'queue' this client's own channel under it.
    */
   private watch(keys: LockKeys, owner: string, wait: Wait): KeyWatch {
     let watch = this.watches.get(keys.id);
@@ -290,8 +291,7 @@ export class Waits {
         else for (const w of owners.get(message) ?? []) w.bell.wake();
       };
       const channels = queued ? [keys.fairChannel, ownChannel(keys.fairChannel, owner)] : [keys.channel];
-      const ready = Promise.all(channels.map((channel) => this.host.store.subscribe(channel, dispatch)));
-      this.watches.set(keys.id, (watch = { owners, line, ready, channels }));
+      this.watches.set(keys.id, (watch = { owners, line, channels, dispatch }));
     }
     clearTimeout(watch.linger);
     watch.linger = undefined;
@@ -299,6 +299,11 @@ export class Waits {
     if (!waits) watch.owners.set(owner, (waits = new Set()));
     waits.add(wait);
     return watch;
+  }
+
+  /** Subscribes the key's channels, once per watch. */
+  private subscribe(watch: KeyWatch): Promise<unknown> {
+    return (watch.ready ??= Promise.all(watch.channels.map((channel) => this.host.store.subscribe(channel, watch.dispatch))));
   }
 
   /** The wait ended: it leaves its key's watch and line; the last one leaves the subscription lingering. */
@@ -322,7 +327,7 @@ export class Waits {
     watch.linger = undefined;
     if (watch.owners.size > 0 || this.watches.get(id) !== watch) return;
     this.watches.delete(id);
-    for (const channel of watch.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
+    if (watch.ready) for (const channel of watch.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
   }
 }
 
