@@ -83,8 +83,8 @@ function sameAttributes(a: Attributes, b: Attributes): boolean {
 const waitSpans = (): ReadableSpan[] => t.exporter.getFinishedSpans().filter((s) => s.name === 'holdfast.wait');
 const ms = ([s, ns]: [number, number]) => s * 1_000 + ns / 1e6;
 
-/** Until the lock's waiters in `locks` block: their pump is subscribed to the lock's channel. */
-async function blocked(lockName: string, subscribers = 1, suffix = 'ch'): Promise<void> {
+/** Until the lock's waiters in `locks` block: they are subscribed to the queue's channel. */
+async function blocked(lockName: string, subscribers = 1, suffix = 'next'): Promise<void> {
   const channel = `holdfast:{${lockName}}:${suffix}`;
   await waitFor(async () => ((await redis.pubsub('NUMSUB', channel)) as [string, number])[1] >= subscribers, { message: `a waiter subscribed to ${channel}` });
 }
