@@ -1,5 +1,6 @@
 import type { Engine } from './engine/engine.js';
 import type { EventHub } from './engine/event-hub.js';
+import { reLease } from './engine/re-lease.js';
 import { unavailable } from './engine/unavailable.js';
 import { isFinal } from './errors/final.js';
 import type { LockPort } from './handles/port.js';
@@ -36,6 +37,7 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     holdOf: (keys, owner) => engine.holds.get(keys.id, owner),
     acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
     release: (hold) => engine.release(hold),
+    reLease: (holds, lease) => reLease(engine, holds, lease),
     // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
     forceUnlock: (keys, primitive) => reached(keys, engine.forceUnlock(keys, primitive)),
     isLocked: (keys) => reached(keys, store.isLocked(keys, queryTimeout)),

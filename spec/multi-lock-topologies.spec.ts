@@ -1,8 +1,8 @@
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockTimeoutError } from '../lib';
+import { LockClient, LockTimeoutError, type AcquiredEvent } from '../lib';
 import { startCluster, startMasters, type RedisServer, type TestCluster } from '../scripts/servers';
 import { contend } from './helpers/contention';
-import { waitFor, withTimeout } from './helpers/wait';
+import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // getMultiLock where the names live apart: on different masters of a real Cluster
 // (node-redlock #64: a multi-resource lock fails there with CROSSSLOT), and in quorum
@@ -10,6 +10,27 @@ import { waitFor, withTimeout } from './helpers/wait';
 
 const WATCHDOG = 600;
 const key = (lockName: string) => `holdfast:{${lockName}}`;
+const LEASE = 1_000;
+
+/**
+ * Takes `names` with a fixed lease while another client holds the last of them (in the
+ * global order) until 700 ms after the one before it was taken, so the first names'
+ * leases would have run out; returns the held names, to check their TTLs.
+ */
+async function takeWhileLastBusy(owner: LockClient, other: LockClient, names: readonly string[]) {
+  const sorted = [...names].sort();
+  const busy = other.getLock(sorted[sorted.length - 1]);
+  await busy.lock(20_000);
+  const acquired = nextEvent<AcquiredEvent>(owner.getLock(sorted[sorted.length - 2]), 'acquired', 2_000);
+  const pending = owner.getMultiLock(names).acquire({ waitTime: 8_000, leaseTime: LEASE });
+  await acquired;
+  const free = setTimeout(() => void busy.unlock(), 700);
+  try {
+    return await withTimeout(pending, 5_000, 'the multi-lock waiting for its last name');
+  } finally {
+    clearTimeout(free);
+  }
+}
 
 describe('on a Redis Cluster', () => {
   let cluster: TestCluster;
@@ -72,6 +93,15 @@ describe('on a Redis Cluster', () => {
     await other.unlock();
   });
 
+  it('re-leases the names taken early on their own masters once the last is held', async () => {
+    const names = await spreadNames('relet');
+    const held = await takeWhileLastBusy(client(), client(), names);
+    const ttls = await Promise.all(names.map((x) => redis.pttl(key(x))));
+    await held.release();
+    for (const ttl of ttls) expect(ttl).toBeGreaterThan(0.8 * LEASE);
+    expect(await Promise.all(names.map((x) => redis.exists(key(x))))).toEqual([0, 0, 0]);
+  });
+
   it('opposite orders from two clients never deadlock or overlap', async () => {
     const names = await spreadNames('contend');
     const pool = [client(), client()];
@@ -127,5 +157,14 @@ describe('in quorum mode', () => {
     await other.unlock();
     expect(await everywhere(a)).toEqual([0, 0, 0]);
     expect(await everywhere(b)).toEqual([0, 0, 0]);
+  });
+
+  it('re-leases the names taken early on every master once the last is held', async () => {
+    const names = ['q-r1', 'q-r2', 'q-r3'];
+    const held = await takeWhileLastBusy(client(), client(), names);
+    const ttls = await Promise.all(names.flatMap((x) => conns.map((c) => c.pttl(key(x)))));
+    await held.release();
+    for (const ttl of ttls) expect(ttl).toBeGreaterThan(0.8 * LEASE);
+    for (const x of names) expect(await everywhere(x)).toEqual([0, 0, 0]);
   });
 });

@@ -238,23 +238,92 @@ describe('loss', () => {
   });
 });
 
-describe('loss while waiting', () => {
-  it('a name lost while a later one is awaited makes the take fail, with nothing left', async () => {
+describe('leases of a wait', () => {
+  it('a name taken early outlives its fixed lease while a later one is awaited: the wait ends held', async () => {
+    const [a, b] = [name(), name()];
+    const heldB = client().getLock(b);
+    await heldB.lock(20_000);
+    const locks = client();
+    const lost: LostEvent[] = [];
+    locks.on('lost', (e) => lost.push(e));
+    const acquired = nextEvent<AcquiredEvent>(locks.getLock(a), 'acquired', 2_000);
+    let ran = false;
+    const outcome = locks
+      .getMultiLock([a, b])
+      .run(async () => {
+        ran = true;
+        return 'done';
+      }, { waitTime: 8_000, leaseTime: 300 })
+      .catch((e: unknown) => e);
+    await acquired;
+    // b comes free 700 ms after a was taken: more than twice a's 300 ms lease.
+    const freeB = setTimeout(() => void heldB.unlock(), 700);
+    const result = await withTimeout(outcome, 5_000, 'run() waiting for b');
+    clearTimeout(freeB);
+    expect(result).toBe('done');
+    expect(ran).toBe(true);
+    expect(lost).toEqual([]);
+    expect(await present(a, b)).toEqual([0, 0]);
+  });
+
+  it('every name gets the full lease once the last is held, and the client deadline agrees with Redis', async () => {
+    const LEASE = 1_000;
     const [a, b] = [name(), name()];
     const heldB = client().getLock(b);
     await heldB.lock(20_000);
     const locks = client();
     const acquired = nextEvent<AcquiredEvent>(locks.getLock(a), 'acquired', 2_000);
-    const lost = nextEvent<LostEvent>(locks.getLock(a), 'lost', 3_000);
-    const outcome = locks.getMultiLock([a, b]).tryLock(10_000).catch((e: unknown) => e);
+    const pending = locks.getMultiLock([a, b]).acquire({ waitTime: 8_000, leaseTime: LEASE });
     await acquired;
-    await redis.del(key(a));
-    await lost; // the watchdog found a gone: the wait for b ends at once
-    const error = await withTimeout(outcome, 1_000, 'tryLock after the loss');
+    // b comes free 900 ms after a was taken: 9/10 of a's lease already gone.
+    const freeB = setTimeout(() => void heldB.unlock(), 900);
+    const held = await withTimeout(pending, 5_000, 'acquire() waiting for b');
+    clearTimeout(freeB);
+    const asked = performance.now();
+    const [ttlA, ttlB] = await Promise.all([redis.pttl(key(a)), redis.pttl(key(b))]);
+    expect(ttlA).toBeGreaterThan(0.8 * LEASE);
+    expect(ttlB).toBeGreaterThan(0.8 * LEASE);
+    // The client gives the names up before Redis does (the key expires no earlier than
+    // `asked + ttl`), and not long before: its deadline counts from the re-lease too.
+    const lostAt = new Map<string, number>();
+    locks.on('lost', (e) => lostAt.set(e.name, performance.now()));
+    await waitFor(() => lostAt.size === 2, { timeout: 3_000, message: 'both names lost at their deadlines' });
+    expect(lostAt.get(a)! - asked).toBeLessThanOrEqual(ttlA);
+    expect(lostAt.get(b)! - asked).toBeLessThanOrEqual(ttlB);
+    expect(lostAt.get(a)! - asked).toBeGreaterThan(0.8 * LEASE);
+    expect(lostAt.get(b)! - asked).toBeGreaterThan(0.8 * LEASE);
+    expect(held.signal.aborted).toBe(true);
+    await expect(held.release()).rejects.toBeInstanceOf(LockLostError);
+  });
+
+  it('tryLock whose budget runs out while a later name is busy answers false and leaves nothing', async () => {
+    const [a, b] = [name(), name()];
+    const heldB = client().getLock(b);
+    await heldB.lock(20_000);
+    const locks = client();
+    const outcome = locks.getMultiLock([a, b]).tryLock(1_000, 300).catch((e: unknown) => e);
+    expect(await withTimeout(outcome, 3_000, 'tryLock')).toBe(false);
+    expect(await present(a)).toEqual([0]);
     await heldB.unlock();
-    expect(error).toBeInstanceOf(LockLostError);
-    expect((error as LockLostError).lockName).toBe(a);
-    expect(await present(a, b)).toEqual([0, 0]);
+  });
+
+  it('a name lost while a later one is awaited is given back and taken again: the wait goes on', async () => {
+    const [a, b] = [name(), name()];
+    const heldB = client().getLock(b);
+    await heldB.lock(20_000);
+    const locks = client();
+    const acquired = nextEvent<AcquiredEvent>(locks.getLock(a), 'acquired', 2_000);
+    const outcome = locks.getMultiLock([a, b]).tryLock(10_000).catch((e: unknown) => e);
+    const first = await acquired;
+    const lost = nextEvent<LostEvent>(locks.getLock(a), 'lost', 3_000);
+    const again = nextEvent<AcquiredEvent>(locks.getLock(a), 'acquired', 3_000);
+    await redis.del(key(a));
+    expect(await lost).toMatchObject({ name: a, reason: 'deleted' });
+    expect((await again).token).toBeGreaterThan(first.token); // a is held again, b still awaited
+    await heldB.unlock();
+    expect(await withTimeout(outcome, 3_000, 'tryLock after b came free')).toBe(true);
+    expect(await present(a, b)).toEqual([1, 1]);
+    await locks.getMultiLock([a, b]).forceUnlock();
   });
 });
 

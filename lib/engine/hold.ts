@@ -36,21 +36,33 @@ export class Hold {
   private controller: AbortController | undefined;
   /** No renewal succeeded by then: the lease may have ended, so the hold counts as lost. */
   private deadline: number;
+  private leaseNow: number;
+  private renewedNow: boolean;
 
   constructor(
     readonly keys: LockKeys,
     readonly owner: string,
     readonly token: number,
-    /** The lease in ms; for a watchdog hold, the client's watchdogTimeout. */
-    readonly lease: number,
-    /** Taken without a lease: the watchdog renews it until it ends. */
-    readonly renewed: boolean,
+    lease: number,
+    renewed: boolean,
     validUntil: number,
     /** How this hold was taken and is given back (plain lock, fair lock, ...). */
     readonly primitive: Primitive,
     private readonly listener: HoldListener,
   ) {
     this.deadline = validUntil;
+    this.leaseNow = lease;
+    this.renewedNow = renewed;
+  }
+
+  /** The lease in ms; for a watchdog hold, the client's watchdogTimeout. */
+  get lease(): number {
+    return this.leaseNow;
+  }
+
+  /** Taken without a lease (and not re-leased since): the watchdog renews it until it ends. */
+  get renewed(): boolean {
+    return this.renewedNow;
   }
 
   get state(): HoldState {
@@ -97,6 +109,23 @@ export class Hold {
     if (validUntil <= this.deadline) return false;
     this.deadline = validUntil;
     return true;
+  }
+
+  /**
+   * A re-lease to a fixed `lease` is being sent (multi-lock: every name's lease starts
+   * when the last is held): from here on the watchdog no longer renews the hold. The
+   * deadline drops to `bound` if that is earlier, `bound` being no later than the
+   * re-lease's own deadline, so it never outlasts the key whether the re-lease lands or not.
+   */
+  fixLease(lease: number, bound: number): void {
+    this.leaseNow = lease;
+    this.renewedNow = false;
+    this.deadline = Math.min(this.deadline, bound);
+  }
+
+  /** Redis confirmed the re-lease: the deadline is the re-lease's, earlier or later than before. */
+  leasedUntil(validUntil: number): void {
+    this.deadline = validUntil;
   }
 
   reenter(validUntil: number): void {

@@ -1,7 +1,9 @@
 import type { Hold } from '../engine/hold.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { LockKeys } from '../store/types.js';
+import type { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import type { LockPort } from './port.js';
+import { WaitStop } from './multi-wait-stop.js';
 
 const now = () => performance.now();
 
@@ -92,11 +94,20 @@ export interface TimedOut {
  * - the price: a name taken early stays held while a later one is awaited, so its
  *   other users wait longer (as with any nested locks taken in order).
  *
- * Any failure (the budget ran out, an attempt failed at the end of the wait, an abort,
- * the client closing, a name lost meanwhile) gives back what was taken, in reverse,
+ * Leases: with a fixed `leaseTime`, the names before the last are taken under the
+ * watchdog (so none runs out however long a later one takes), and once the last is
+ * held they are re-leased to `leaseTime` in one renewal per master or slot: every
+ * name's lease starts when the last name is held. A name this owner already held
+ * (a reentry) keeps its outer hold's lease.
+ *
+ * A name lost while a later one is awaited (or by its re-lease) ends that wait; it and
+ * every name after it are given back and taken again, in order, within the same budget.
+ * A loss once the budget is spent ends the take as a timeout of that name (so a take
+ * always ends). Any other failure (the budget ran out, an attempt or the re-lease could
+ * not reach Redis, an abort, the client closing) gives back what was taken, in reverse,
  * before the call settles. A budget already spent still allows one attempt per name
  * left (waitTime 0 is one attempt), so the call settles within waitTime plus one command
- * bound per name.
+ * bound per name and the re-lease's.
  */
 export async function takeAll(
   port: LockPort,
@@ -107,43 +118,61 @@ export async function takeAll(
   waitTime: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<HoldGroup | TimedOut> {
-  const deadline = waitTime === undefined ? undefined : now() + waitTime;
+  const deadline = waitTime === undefined ? Infinity : now() + waitTime;
   const taken: Hold[] = [];
-  // Ends the wait for a later name when the caller aborts or a name taken is lost
-  // (with that name's LockLostError): waiting on would only hold the others for nothing.
-  const stop = new AbortController();
-  const detachers: (() => void)[] = [];
-  const follow = (source: AbortSignal) => {
-    if (source.aborted) return stop.abort(source.reason);
-    const onAbort = () => stop.abort(source.reason);
-    source.addEventListener('abort', onAbort, { once: true });
-    detachers.push(() => source.removeEventListener('abort', onAbort));
+  // Taken by this call under the watchdog for a fixed leaseTime: re-leased once all are held.
+  const early = new Set<Hold>();
+  /** Gives back the first lost name and the ones after it; the name to report if the take must end. */
+  const dropLost = async (): Promise<string | undefined> => {
+    const at = taken.findIndex((h) => !h.live);
+    if (at === -1) return undefined;
+    const name = taken[at].keys.name;
+    await giveBack(port, taken.splice(at));
+    return name;
   };
-  if (signal) follow(signal);
   try {
-    for (const keys of ordered) {
-      const budget = deadline === undefined ? undefined : Math.max(0, deadline - now());
-      const hold = await port.acquire(primitive, keys, owner, leaseTime, budget, stop.signal);
-      if (!hold) {
-        await giveBack(port, taken);
-        return { timedOut: keys.name };
+    for (;;) {
+      while (taken.length < ordered.length) {
+        const keys = ordered[taken.length];
+        const watched = leaseTime !== undefined && taken.length < ordered.length - 1 && !port.holdOf(keys, owner)?.joinable;
+        const budget = deadline === Infinity ? undefined : Math.max(0, deadline - now());
+        const stop = new WaitStop(signal, taken);
+        let hold: Hold | null;
+        try {
+          hold = await port.acquire(primitive, keys, owner, watched ? undefined : leaseTime, budget, stop.signal);
+        } catch (error) {
+          if (!stop.byLoss || signal?.aborted) throw error;
+          hold = null;
+        } finally {
+          stop.detach();
+        }
+        if (hold) {
+          taken.push(hold);
+          if (watched) early.add(hold);
+        }
+        // A name lost during this wait, or while the grant was on its way.
+        const lost = await dropLost();
+        if (lost !== undefined && now() >= deadline) return await timedOut(port, taken, lost);
+        if (!hold && lost === undefined) return await timedOut(port, taken, keys.name);
       }
-      taken.push(hold);
-      follow(hold.signal);
+      const fixed = taken.filter((h) => early.has(h));
+      const answers = fixed.length > 0 ? await port.reLease(fixed, leaseTime!) : [];
+      const failed = answers.find((a): a is { error: LockUnavailableError } => typeof a === 'object');
+      if (failed) throw failed.error;
+      const lost = await dropLost();
+      if (lost === undefined) return new HoldGroup(taken);
+      if (now() >= deadline) return await timedOut(port, taken, lost);
     }
   } catch (error) {
     await giveBack(port, taken);
     throw error;
-  } finally {
-    for (const detach of detachers) detach();
   }
-  // A name lost after the last wait ended (its grant on the way): all or nothing here too.
-  const lost = taken.find((h) => !h.live);
-  if (lost) {
-    await giveBack(port, taken);
-    throw lost.lost;
-  }
-  return new HoldGroup(taken);
+}
+
+/** The take ends without every name: what it holds goes back first. */
+async function timedOut(port: LockPort, taken: Hold[], name: string): Promise<TimedOut> {
+  await giveBack(port, taken.splice(0));
+  return { timedOut: name };
 }
 
 /**
@@ -152,5 +181,6 @@ export async function takeAll(
  * leaves a key that expires within its lease.
  */
 async function giveBack(port: LockPort, taken: Hold[]): Promise<void> {
+  if (taken.length === 0) return;
   await new HoldGroup(taken).release(port).catch(() => undefined);
 }

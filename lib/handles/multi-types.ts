@@ -68,6 +68,11 @@ export interface MultiHeld extends MultiHeldContext, AsyncDisposable {
  * while a later one is awaited, and every failure (timeout, abort, unreachable Redis,
  * close) gives back what was taken before the call settles.
  *
+ * A `leaseTime` starts when the last name is held: the names taken before it are kept
+ * under the watchdog while it is awaited, then every name is re-leased to `leaseTime`.
+ * A name lost while a later one is awaited (e.g. force-unlocked) is given back and taken
+ * again within the same wait budget.
+ *
  * Owners, waiting and errors are the {@link Lock}'s: a wait keeps one budget for all
  * the names and settles within `waitTime` plus one command bound per name. Events stay
  * per name (`kind: 'multi'`): listen on the client or on `getLock(name)`. In quorum mode
@@ -96,12 +101,11 @@ export interface MultiLock {
    * every name is held, false (and none held) when another owner held one throughout.
    *
    * @param waitTimeOrOptions the wait budget in ms for all names (default 0), or the options.
-   * @param leaseTime the lease in ms; omitted, the watchdog renews every name.
+   * @param leaseTime the lease in ms, from when every name is held; omitted, the watchdog renews every name.
    * @throws `TypeError`/`RangeError` for bad arguments.
    * @throws {@link LockUnavailableError} (a {@link QuorumError} in quorum mode) when the
    *   last attempt on a name could not reach Redis.
    * @throws {@link LockError} when the client is closed, or closes while waiting.
-   * @throws {@link LockLostError} when a name taken early was lost while a later one was awaited.
    * @throws the signal's `reason` when `signal` aborts the wait.
    * @example
    * ```ts
@@ -216,8 +220,6 @@ export interface MultiLock {
    * @throws {@link LockTimeoutError} when `waitTime` ran out while another owner held a name.
    * @throws {@link LockUnavailableError} (a {@link QuorumError} in quorum mode) when the
    *   last attempt on a name could not reach Redis.
-   * @throws {@link LockLostError} when a name taken early was lost while a later one was
-   *   awaited (the wait ends then, and nothing stays held).
    * @throws {@link LockError} when the client is closed or closes while waiting.
    * @throws `TypeError`/`RangeError` for a bad `fn` or options; the signal's `reason` on abort.
    * @example

@@ -1,4 +1,5 @@
 import type { Hold } from '../engine/hold.js';
+import type { ReLeased } from '../engine/re-lease.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { Scope } from '../scope.js';
 import type { LockKeys, LockState } from '../store/types.js';
@@ -19,6 +20,11 @@ export interface LockPort {
   holdOf(keys: LockKeys, owner: string): Hold | undefined;
   acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null>;
   release(hold: Hold): Promise<void>;
+  /**
+   * Gives the holds a fixed lease of `lease` ms from now, in one renewal per master or
+   * slot (engine/re-lease.ts says what each answer means).
+   */
+  reLease(holds: readonly Hold[], lease: number): Promise<ReLeased[]>;
   /** `primitive`: whose forceUnlock deletes the holds (absent: the lock hash's). */
   forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean>;
   isLocked(keys: LockKeys): Promise<boolean>;

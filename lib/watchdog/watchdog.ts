@@ -69,6 +69,18 @@ export class Watchdog {
     if (renewal) this.arm(Math.min(renewal.renewAt, hold.validUntil));
   }
 
+  /**
+   * The hold's lease became fixed (Hold.fixLease): no renewal of it is sent from here
+   * on, only its deadline is enforced. A renewal already out is ignored when it answers
+   * ok: the re-lease went after it on the same connection, so Redis keeps the re-lease.
+   */
+  fixed(hold: Hold): void {
+    const renewal = this.tracked.get(hold);
+    if (!renewal) return;
+    renewal.renewAt = Infinity;
+    this.arm(hold.validUntil);
+  }
+
   stop(): void {
     this.stopped = true;
     this.tracked.clear();
@@ -138,17 +150,21 @@ export class Watchdog {
       }
       const outcome = outcomes[i];
       if (outcome.ok) {
-        renewal.failures = 0;
-        hold.extend(outcome.validUntil);
-        renewal.renewAt = outcome.validUntil - (hold.lease * 2) / 3;
-        this.events.renewed(hold);
+        // A hold re-leased meanwhile (fixed) keeps the re-lease's deadline: Redis applied
+        // the re-lease after this renewal.
+        if (hold.renewed) {
+          renewal.failures = 0;
+          hold.extend(outcome.validUntil);
+          renewal.renewAt = outcome.validUntil - (hold.lease * 2) / 3;
+          this.events.renewed(hold);
+        }
       } else if ('reason' in outcome) {
         this.tracked.delete(hold);
         hold.lose(outcome.reason);
       } else if (hold.validUntil <= t) {
         this.tracked.delete(hold);
         hold.lose('expired', outcome.error);
-      } else {
+      } else if (hold.renewed) {
         renewal.failures += 1;
         // Retry soon enough for a couple more tries before the deadline, not in a hot loop.
         renewal.renewAt = t + Math.min(hold.lease / 3, Math.max(25, (hold.validUntil - t) / 4));
