@@ -108,6 +108,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
           // Longer than the longest lease a holder could still believe in, with room for
           // its timers firing late on a busy machine (Redlock: restart delay > max TTL).
           watchdogTimeout + Math.max(100, watchdogTimeout / 4),
+          (error) => this.engine.error(error),
         )
       : masters[0];
     // A bound of one Redis call: a third of the lease, 100 ms to 1 s, so that one

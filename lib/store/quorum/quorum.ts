@@ -47,6 +47,8 @@ export class QuorumStore implements Store {
     private readonly driftFactor: number,
     /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
     sitOut: number,
+    /** Background trouble with no caller to reject (a give-back that failed). */
+    private readonly onError: (error: Error) => void,
   ) {
     this.longLease = new LongLeaseWarning(sitOut);
     this.size = masters.length;
@@ -109,10 +111,21 @@ export class QuorumStore implements Store {
       /** 'wait' and 'grace' until decided; then the grant or failure, which late answers follow. */
       let decision: Decision = WAIT;
       let grace: NodeJS.Timeout | undefined;
+      // A failure settles only once every master has answered (each within `timeout`)
+      // and each grant among the answers has been given back (within `timeout` too):
+      // the caller's next call finds none of this attempt's grants (DESIGN, Waiting v3).
+      // A grant settles at the majority: nothing is left to undo then.
+      let unanswered = this.size;
+      let allAnswered: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => (allAnswered = resolve));
+      const undos: Promise<void>[] = [];
+      const giveBack = (i: number) => {
+        undos.push(this.undo(i, k, owner, timeout));
+        this.givenBack.get(k.channel)?.add(i);
+      };
       const settle = (d: Decision & { action: 'grant' | 'fail' }): void => {
         decision = d;
-        const back = this.givenBack.get(k.channel);
-        back?.clear();
+        this.givenBack.get(k.channel)?.clear();
         if (d.action === 'grant') {
           // Fewer than a majority known at >= the token: handing it out could let a
           // later majority mint a smaller one.
@@ -122,13 +135,15 @@ export class QuorumStore implements Store {
           else void this.raiseFloors(k, d.raise, d.token, timeout).then(floored);
           return;
         }
-        for (const i of d.giveBack) {
-          this.undo(i, k, owner);
-          back?.add(i);
-        }
-        if (d.reason === 'unavailable') reject(new QuorumError(k.name, 'acquire', this.quorum, d.votes));
-        // 'expired' (a majority granted too late) is retried like a held lock.
-        else resolve({ granted: false, pttl: d.pttl });
+        for (const i of d.giveBack) giveBack(i);
+        // Late grants are given back as they come (vote); undos then holds them all.
+        void answered
+          .then(() => Promise.all(undos))
+          .then(() => {
+            if (d.reason === 'unavailable') reject(new QuorumError(k.name, 'acquire', this.quorum, d.votes));
+            // 'expired' (a majority granted too late) is retried like a held lock.
+            else resolve({ granted: false, pttl: d.pttl });
+          });
       };
       const next = (graceOver: boolean) => {
         const d = decide({ votes, quorum: this.quorum, elapsed: now() - start, lease, drift, graceOver });
@@ -143,14 +158,14 @@ export class QuorumStore implements Store {
       };
       const vote = (i: number, v: Ballot) => {
         votes[i] = v;
-        if (decision.action === 'wait' || decision.action === 'grace') return next(false);
-        const late = lateVote(decision, v);
-        if (late === 'giveBack') {
-          this.undo(i, k, owner);
-          this.givenBack.get(k.channel)?.add(i);
-        } else if (late === 'raiseFloor' && decision.action === 'grant') {
-          this.masters[i].fenceFloor(k, decision.token, timeout).catch(() => undefined);
+        if (decision.action === 'wait' || decision.action === 'grace') next(false);
+        else {
+          const late = lateVote(decision, v);
+          if (late === 'giveBack') giveBack(i);
+          else if (late === 'raiseFloor' && decision.action === 'grant') this.masters[i].fenceFloor(k, decision.token, timeout).catch(() => undefined);
         }
+        // After the vote is acted on: a failure decided by this very vote still gives it back first.
+        if (--unanswered === 0) allAnswered();
       };
       // Answers known without a call are fed once every call is out, like the calls' answers.
       const immediate: [number, Ballot][] = [];
@@ -160,7 +175,7 @@ export class QuorumStore implements Store {
         if (wait > 0) return void immediate.push([i, { outcome: 'error', error: new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`) }]);
         const epoch = m.epoch;
         m.acquire(k, owner, lease, timeout, held).then(
-          (result) => vote(i, this.ballot(i, result, epoch, k, owner)),
+          (result) => vote(i, this.ballot(i, result, epoch, k, owner, timeout, undos)),
           (error: Error) => vote(i, { outcome: 'error', error }),
         );
       });
@@ -169,13 +184,13 @@ export class QuorumStore implements Store {
   }
 
   /** A master's answer as a vote. */
-  private ballot(i: number, result: AcquireResult, epoch: number, k: LockKeys, owner: string): Ballot {
+  private ballot(i: number, result: AcquireResult, epoch: number, k: LockKeys, owner: string, timeout: number, undos: Promise<void>[]): Ballot {
     if (!result.granted) return { outcome: 'held', pttl: result.pttl, counter: result.counter };
     const m = this.masters[i];
     // The connection broke while the call was out: ioredis may have resent it to a
     // master restarted empty, whose grant ignores holds it forgot (chaos: an overlap).
     if (m.epoch !== epoch || this.sitOut.left(i) > 0) {
-      this.undo(i, k, owner);
+      undos.push(this.undo(i, k, owner, timeout));
       return { outcome: 'error', error: new LockError('the connection to this master broke while the acquire was out, so its grant may come from a restarted server: not counted') };
     }
     return { outcome: 'granted', token: result.token };
@@ -195,9 +210,17 @@ export class QuorumStore implements Store {
     return raised;
   }
 
-  private undo(master: number, k: LockKeys, owner: string): void {
+  /**
+   * Gives back one master's grant of an attempt that is not used, passing the levels
+   * Redis counts with it (see MasterStore.giveBack); never rejects: a failure goes to
+   * `error` (the grant expires with its lease).
+   */
+  private undo(master: number, k: LockKeys, owner: string, timeout: number): Promise<void> {
     const m = this.masters[master];
-    void m.giveBack(k, owner, 5_000, m.levelsNow(k.id, owner) + 1);
+    return m.release(k, owner, timeout, m.levelsNow(k.id, owner) + 1).then(
+      () => undefined,
+      (error: unknown) => this.onError(new LockError(`could not give back a grant of '${k.name}' on master ${master}; it expires with its lease`, { cause: error, lockName: k.name })),
+    );
   }
 
   /**
