@@ -160,7 +160,7 @@ describe("holdfast's pub/sub connection duplicated from a node-redis Sentinel", 
 
   it('sends nothing once closed, not even a SUBSCRIBE that was waiting for it to connect', async () => {
     const port = new NodeRedisClient((await connect(t, 'node-redis')) as unknown as NodeRedisConnection);
-    const pubsub = port.subscriber(() => undefined);
+    const pubsub = port.subscriber(() => undefined, { broken: () => undefined, restored: () => undefined });
     // Closed while its connection is still being made (it asks a sentinel for the primary first).
     const subscribing = pubsub.subscribe(`${key(name())}:ch`, false);
     pubsub.close();

@@ -158,8 +158,10 @@ export interface Store {
   inspect(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * Subscribe `listener` to a channel on every master; resolves once subscribed (or given
-   * up on, bounded). The listener hears `undefined` when the subscription's connection
-   * broke: messages may have been lost since (it resubscribes by itself).
+   * up on, bounded). `undefined` instead of a message: the subscription's connection broke
+   * (closed, reconnecting), or it is subscribed again after a break, or its first SUBSCRIBE
+   * was confirmed only after it was given up on: messages may have been lost meanwhile.
+   * It resubscribes by itself.
    */
   subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void>;
   unsubscribe(channel: string): Promise<void>;

@@ -1,4 +1,4 @@
-import type { Arg, CommandPort, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
 import { TickWrites, type Corkable } from './tick-writes.js';
 
 /**
@@ -43,6 +43,21 @@ interface Ioredis {
   readonly commandQueue?: { readonly length: number };
   ssubscribe?: unknown;
 }
+
+/**
+ * The events of holdfast's pub/sub duplicate that tell its breaks. A Redis client: 'close'
+ * (then 'reconnecting' per attempt, or 'end' when it gives up), and 'ready' once
+ * reconnected, after it has sent its resubscriptions (autoResubscribe). A Cluster: its own
+ * 'close'/'end'/'reconnecting' (every node lost), '-node' (a node left, a sharded
+ * subscriber's among them: its channels go to the node that serves their slots now), and
+ * 'ready', '+node', '+subscriber', 'subscribersReady' as it comes back. A Cluster's
+ * plain-pub/sub connection moves to another node without an event of its own: only the
+ * Cluster-wide ones tell of it.
+ */
+const ioredisPubSub = {
+  redis: { broken: ['close', 'end', 'reconnecting'], restored: ['ready'] },
+  cluster: { broken: ['close', 'end', 'reconnecting', '-node'], restored: ['ready', '+node', '+subscriber', 'subscribersReady'] },
+} as const;
 
 interface IoredisSubscriber {
   on(event: string, listener: (channel: string | Buffer, message: string | Buffer) => void): unknown;
@@ -156,7 +171,7 @@ export class IoredisClient implements RedisClientPort {
     return () => void this.c.off('ready', listener);
   }
 
-  subscriber(onMessage: MessageListener): PubSubPort {
+  subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {
     let s: IoredisSubscriber;
     let shardable = false;
     if (this.isCluster) {
@@ -174,6 +189,8 @@ export class IoredisClient implements RedisClientPort {
     // Errors of holdfast's own connection are not the user's to handle: a waiter without
     // wake-ups still retries at the lock's TTL, and the lock calls report the outage.
     s.on('error', () => undefined);
+    for (const event of ioredisPubSub[this.isCluster ? 'cluster' : 'redis'].broken) s.on(event, () => events.broken());
+    for (const event of ioredisPubSub[this.isCluster ? 'cluster' : 'redis'].restored) s.on(event, () => events.restored());
     return {
       shardable,
       subscribe: async (channel, sharded) => void (await (sharded ? s.ssubscribe(channel) : s.subscribe(channel))),

@@ -1,4 +1,4 @@
-import type { Arg, CommandPort, MessageListener, PubSubPort, RedisClientPort } from './redis-client.js';
+import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
 
 /**
  * What holdfast recognises as a node-redis (`redis` 5 and 6, `@redis/client`) client
@@ -78,6 +78,21 @@ const BREAKS: Record<Mode, readonly string[]> = {
   client: ['reconnecting', 'terminated', 'end'],
   cluster: ['node-reconnecting', 'node-disconnect'],
   sentinel: ['reconnecting', 'end', 'client-error'],
+};
+
+/**
+ * The events of holdfast's pub/sub duplicate that tell its breaks, per mode. A client:
+ * 'error' (the socket's, first), 'reconnecting' per attempt, 'end' when closed; 'ready'
+ * once reconnected, which node-redis emits after the server confirmed its
+ * resubscriptions. A cluster: the same of any of its node connections (its pub/sub
+ * connections are among them), as 'node-*'. A Sentinel: its pub/sub connection's errors
+ * come as 'error' and it reconnects without an event of its own; 'ready' comes only
+ * when the Sentinel itself reconnects.
+ */
+const PUBSUB_BREAKS: Record<Mode, { readonly broken: readonly string[]; readonly restored: readonly string[] }> = {
+  client: { broken: ['error', 'reconnecting', 'end'], restored: ['ready'] },
+  cluster: { broken: ['node-error', 'node-reconnecting', 'node-disconnect'], restored: ['node-ready'] },
+  sentinel: { broken: ['error', 'reconnecting', 'end'], restored: ['ready'] },
 };
 
 /**
@@ -198,11 +213,13 @@ export class NodeRedisClient implements RedisClientPort {
     return () => void this.c.off('ready', listener);
   }
 
-  subscriber(onMessage: MessageListener): PubSubPort {
+  subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {
     const s = this.c.duplicate();
     // Errors of holdfast's own connection are not the user's to handle (and node-redis
-    // throws an 'error' nobody listens to): waiters fall back to the lock's TTL.
+    // throws an 'error' nobody listens to): the Subscriber hears of the break below.
     s.on('error', () => undefined);
+    for (const event of PUBSUB_BREAKS[this.mode].broken) s.on(event, () => events.broken());
+    for (const event of PUBSUB_BREAKS[this.mode].restored) s.on(event, () => events.restored());
     const connected = s.connect();
     connected.catch(() => undefined);
     const listener: PubSubListener = (message, channel) => onMessage(channel, message);

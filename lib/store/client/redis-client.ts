@@ -5,6 +5,18 @@ export type Arg = string | number;
 export type MessageListener = (channel: string, message: string) => void;
 
 /**
+ * What the adapter tells of its pub/sub connection's state, as the client library shows
+ * it: `broken` when the connection closed or reconnects (messages published from then
+ * on are lost; it may come several times per break, once per event or reconnect
+ * attempt), `restored` when it is ready again after a break. The library resubscribes
+ * by itself; the Subscriber subscribes again all the same (see Subscriber.restored).
+ */
+export interface PubSubEvents {
+  broken(): void;
+  restored(): void;
+}
+
+/**
  * holdfast's own pub/sub connection, a duplicate of the user's: opened by
  * {@link RedisClientPort.subscriber}, closed only by {@link PubSubPort.close}.
  */
@@ -79,8 +91,8 @@ export interface RedisClientPort {
   onBreak(listener: () => void): () => void;
   /** Calls listener each time the connection becomes ready. Returns the unsubscriber. */
   onReady(listener: () => void): () => void;
-  /** A new pub/sub connection of holdfast's own, duplicated from this one. */
-  subscriber(onMessage: MessageListener): PubSubPort;
+  /** A new pub/sub connection of holdfast's own, duplicated from this one, reporting its breaks to `events`. */
+  subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort;
   /** Removes what the adapter itself listens to on the user's connection (which stays open). */
   close(): void;
 }

@@ -203,7 +203,7 @@ export class MasterStore implements Store {
     await withTimeout(maintain.fenceFloor.run(this.connection, [k.fence], [floor, this.keyRetention]), timeout, 'fence floor', k.name);
   }
 
-  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void> {
     return this.subscriber.subscribe(channel, listener, 2_000);
   }
 

@@ -1,7 +1,11 @@
 import type { PubSubPort, RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
 
-type Listener = (message: string) => void;
+/** A channel's message, or undefined when the subscription broke or came back (see Store.subscribe). */
+type Listener = (message: string | undefined) => void;
+
+/** How long the Subscriber waits before subscribing again a channel whose SUBSCRIBE failed. */
+const RETRY = 100;
 
 /**
  * How long drop() may spend unsubscribing on the server before close() closes the
@@ -17,6 +21,15 @@ const CLOSE_BOUND = 1_000;
  * still subscribed, before close() closes the connection: once it resolves, the server
  * holds no subscription of this client (closing the socket drops them too, but a
  * moment later, and through a stalled network not at all).
+ *
+ * A wait never rests on a subscription that broke: when the connection breaks, every
+ * channel's listener is called with undefined, once per break (the waits ask again at
+ * once); when the connection is back, each channel that was subscribed is subscribed
+ * again (the client libraries resubscribe on their own; the confirmation of this
+ * SUBSCRIBE, on the same connection, comes after theirs) and its listener is called
+ * with undefined once more, since what was published during the break is lost. A
+ * subscription confirmed only after its first SUBSCRIBE timed out calls its listener
+ * with undefined too (the wait went ahead without it meanwhile).
  */
 export class Subscriber {
   private connection: PubSubPort | undefined;
@@ -27,24 +40,40 @@ export class Subscriber {
   private readonly live = new Set<string>();
   private closing = false;
   private closed = false;
+  /** The connection broke and is not back yet: listeners were told once. */
+  private broken = false;
+  /** The bound of the last subscribe(), for the resubscriptions after a break. */
+  private bound = 2_000;
 
   constructor(private readonly source: RedisClientPort) {}
 
-  /** Resolves once subscribed, or after `timeout` (waiters then fall back to the lock's TTL). */
+  /**
+   * Resolves once subscribed, or after `timeout` (waiters then go on without it, and
+   * the listener hears undefined once it is subscribed after all).
+   */
   subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
+    return this.trySubscribe(channel, listener, timeout, false);
+  }
+
+  /** `late`: a retry after a failed try, confirmed after the wait went on without it. */
+  private trySubscribe(channel: string, listener: Listener, timeout: number, late: boolean): Promise<void> {
     this.listeners.set(channel, listener);
+    this.bound = timeout;
     return this.enqueue(channel, timeout, async (c) => {
       if (!this.listeners.has(channel) || this.closing) return;
       await this.command(c, 'subscribe', channel);
       this.live.add(channel);
     }).then((ok) => {
-      // Refused or timed out: waiters fall back to the lock's TTL meanwhile, but a later
-      // try must not be left to chance (nothing else would subscribe this channel again).
-      if (!ok && !this.closed && this.listeners.get(channel) === listener) {
-        setTimeout(() => {
-          if (!this.closed && this.listeners.get(channel) === listener) void this.subscribe(channel, listener, timeout);
-        }, 100).unref();
+      if (this.closed || this.listeners.get(channel) !== listener) return;
+      if (ok) {
+        if (late && this.live.has(channel)) listener(undefined);
+        return;
       }
+      // Refused or timed out: a later try must not be left to chance (nothing else would
+      // subscribe this channel again).
+      setTimeout(() => {
+        if (!this.closed && this.listeners.get(channel) === listener) void this.trySubscribe(channel, listener, timeout, true);
+      }, RETRY).unref();
     });
   }
 
@@ -122,9 +151,44 @@ export class Subscriber {
 
   private open(): PubSubPort {
     if (this.connection) return this.connection;
-    const c = this.source.subscriber((channel, message) => this.listeners.get(channel)?.(message));
+    const c = this.source.subscriber((channel, message) => this.listeners.get(channel)?.(message), {
+      broken: () => this.broke(),
+      restored: () => this.restored(),
+    });
     this.sharded = c.shardable;
     this.connection = c;
     return c;
+  }
+
+  /** The connection broke: every listener hears undefined, once until it is back (adapters report a break several times). */
+  private broke(): void {
+    if (this.broken || this.closing) return;
+    this.broken = true;
+    for (const listener of [...this.listeners.values()]) listener(undefined);
+  }
+
+  /** The connection is back: each channel that was subscribed is subscribed again, and its listener hears undefined once it is. */
+  private restored(): void {
+    if (!this.broken || this.closing) return;
+    this.broken = false;
+    for (const channel of this.live) this.resubscribe(channel);
+  }
+
+  /** Subscribed, and still listened to (an unsubscribe may be on its way). */
+  private wanted(channel: string): boolean {
+    return !this.closing && this.live.has(channel) && this.listeners.has(channel);
+  }
+
+  /** SUBSCRIBEs a live channel again (retried until confirmed or dropped), then tells its listener. */
+  private resubscribe(channel: string): void {
+    void this.enqueue(channel, this.bound, async (c) => {
+      if (!this.wanted(channel)) return;
+      await this.command(c, 'subscribe', channel);
+    }).then((ok) => {
+      if (!this.wanted(channel)) return;
+      // Failed: a new break will resubscribe it anyway; otherwise the retry does.
+      if (!ok) return void setTimeout(() => this.broken || this.resubscribe(channel), RETRY).unref();
+      this.listeners.get(channel)?.(undefined);
+    });
   }
 }

@@ -299,7 +299,7 @@ export class QuorumStore implements Store {
   }
 
   /** Subscribes on every master; resolves once a majority is (see subscribeMajority). */
-  subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void> {
     const givenBack = new Set<number>();
     this.givenBack.set(channel, givenBack);
     return subscribeMajority(this.masters, this.quorum, channel, listener, givenBack);
