@@ -272,3 +272,71 @@ describe('deadlines', () => {
     expect(held.error).toBeInstanceOf(LockTimeoutError);
   });
 });
+
+describe('a wait whose subscription broke', () => {
+  /** The channels this client's waits on lockName are subscribed to, as the server sees them. */
+  const subscribed = async (lockName: string): Promise<number> => ((await admin.pubsub('CHANNELS', `${key(lockName)}*`)) as string[]).length;
+
+  // A waiter sleeping on pub/sub while another owner holds the lock under a long lease:
+  // its subscriber connection drops with the server, and the wait asks again instead of
+  // resting on its last answer ("held by another owner"). The server dies after the
+  // waiter's last ask before its deadline: a queued waiter sleeps up to a third of its
+  // heartbeat (10 s) after its refusal.
+  it.each([false, true])('asks again when its Redis is gone and ends with LockUnavailableError (fair: %s)', async (fair) => {
+    const holder = client(await connect(server.port));
+    const waiter = client(await connect(server.port));
+    const seen = failures(waiter);
+    const lockName = name();
+    const get = (c: LockClient): Lock => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
+    await get(holder).lock(); // watchdog: a 30 s lease, renewed
+    const start = performance.now();
+    const waiting = timed(() => get(waiter).tryLock(2_000));
+    await waitFor(async () => (await subscribed(lockName)) === 2, { timeout: 2_000, message: "the waiter's subscriptions" });
+    await waitFor(() => performance.now() - start >= 500, { timeout: 2_000, message: '500 ms into the wait' });
+    // Asked when its subscription broke, not only at its deadline (1.5 s on): the ask fails
+    // within one command bound (1 s).
+    const failed = nextEvent(waiter, 'acquireFailed', 1_400);
+    await server.kill();
+    await failed;
+    const r = await waiting;
+    expect(r.error).toBeInstanceOf(LockUnavailableError);
+    // The last attempt's error (node's own socket errors are Errors of another realm under jest).
+    expect((r.error as Error).cause).toHaveProperty('message');
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+  });
+
+  // Only the subscriber connection drops; the holder releases before it is back, so the
+  // release's message is lost: the wait must not sleep until the holder's TTL or its
+  // heartbeat (10 s here) to learn of it.
+  it.each([false, true])('asks again once resubscribed when a release came while its subscriber reconnected (fair: %s)', async (fair) => {
+    const holder = client(await connect(server.port), { watchdogTimeout: 10_000 });
+    // The waiter's connection (and its duplicate, the subscriber) retries every 500 ms.
+    const waiterConnection = await lockConnection(server.port, { retryDelay: 500 });
+    connections.push(waiterConnection);
+    const waiter = client(waiterConnection);
+    const lockName = name();
+    const get = (c: LockClient): Lock => (fair ? c.getFairLock(lockName) : c.getLock(lockName));
+    const lock = get(holder);
+    await lock.lock();
+    let done = false;
+    const waiting = get(waiter).lock().then(() => void (done = true));
+    await waitFor(async () => (await subscribed(lockName)) === 2, { timeout: 2_000, message: "the waiter's subscriptions" });
+    // The server takes no new connection until the release is out: the subscriber cannot
+    // be back before it (node-redis reconnects at once after a break).
+    const connected = Number(/connected_clients:(\d+)/.exec(await admin.info('clients'))?.[1]);
+    await admin.config('SET', 'maxclients', String(connected - 1));
+    let released: number;
+    try {
+      await admin.client('KILL', 'TYPE', 'pubsub');
+      await waitFor(async () => (await subscribed(lockName)) === 0, { timeout: 2_000, message: 'the subscriber gone' });
+      await lock.unlock();
+      released = performance.now();
+    } finally {
+      await admin.config('SET', 'maxclients', '10000');
+    }
+    await waitFor(() => done, { timeout: 12_000, message: 'the waiter holds the lock' });
+    await waiting;
+    expect(performance.now() - released).toBeLessThan(2_000);
+    expect(await waiter.getFairLock(lockName).isLocked()).toBe(true);
+  });
+});
