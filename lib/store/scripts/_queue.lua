@@ -6,13 +6,16 @@
 --              wait moves it, so a waiter whose process died is pruned, a live one never;
 --   tickets    hash owner -> its wait's ticket 'wait lease at' (the client's id of the
 --              wait, the lease it asks for, server ms of its last attempt), replaced by
---              the grant a release made it, 'g wait token', until it takes it up; and
---              '#head' -> when the head began heading the queue (server ms).
+--              the grant a release made it, 'g wait token', until it takes it up;
+--              '#head' -> when the head began heading the queue (server ms), and
+--              '#woken' while a release in the head's window has woken it.
 -- A release grants the free lock to the head in the same script (grantHead) and tells
 -- that owner alone, unless the head has headed the queue for less than the barging
--- window (q.window ms): then the lock is left free, whoever asks first takes it, and the
--- head asks again when its window ends (its refusal says when). A new head is woken when
--- it could otherwise sleep through the end of its window. The server's clock is the
+-- window (q.window ms): then the lock is left free and whoever asks first takes it. The
+-- first such release of a tenure wakes the head (it takes the lock if nobody came back
+-- for it); refused, the head asks again when its window ends (its refusal says when),
+-- and after that a release grants it. At most one wake-up per tenure: a client that
+-- re-locks at once keeps going without a message per section. The server's clock is the
 -- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
 
@@ -21,13 +24,13 @@ local function clock()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The head's tenure starts `now`. With a window, or with the lock free, the head is
--- woken: it asks, and learns when its window ends (or takes the free lock).
+-- The head's tenure starts `now`. With the lock free, the head is woken to take it.
 local function newHead(q, now)
   local head = redis.call('lindex', q.queue, 0)
   if not head then return end
   redis.call('hset', q.tickets, '#head', now)
-  if q.window > 0 or redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
+  redis.call('hdel', q.tickets, '#woken')
+  if redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
 -- Waiters whose heartbeat deadline passed (their process died) leave the queue.
@@ -51,7 +54,7 @@ local function dequeue(q, owner, now)
   redis.call('zrem', q.deadlines, owner)
   if redis.call('exists', q.queue) == 0 then
     redis.call('del', q.deadlines)
-    redis.call('hdel', q.tickets, '#head')
+    redis.call('hdel', q.tickets, '#head', '#woken')
   elseif head == owner then
     newHead(q, now)
   end

@@ -33,6 +33,10 @@ if not head then
   redis.call('del', q.queue, q.deadlines, q.tickets)
   return {2, 0}
 end
-if bargeOpen(q, now) then return {2, redis.call('llen', q.queue)} end
+if bargeOpen(q, now) then
+  -- The lock stays free for whoever asks first; the head hears of it once per tenure.
+  if redis.call('hsetnx', q.tickets, '#woken', 1) == 1 then wakeOwner(q.channel, head, q.how) end
+  return {2, redis.call('llen', q.queue)}
+end
 local grant = grantHead(q, head, now, ARGV[5] == '1')
 return {2, redis.call('llen', q.queue), grant}
