@@ -1,50 +1,19 @@
 import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
 import { safety } from '../store/lease-margin.js';
-import type { Granted, LockKeys, Refused } from '../store/types.js';
+import type { Granted, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { raceAbort } from '../util/abort.js';
 import { Background } from '../util/background.js';
-import { SUBSCRIPTION_LINGER, backoff } from './backoff.js';
+import { backoff } from './backoff.js';
 import { Bell } from './bell.js';
 import type { Hold } from './hold.js';
+import { KeyWatches, type Wait } from './key-watch.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
 
 const now = () => performance.now();
-
-/** A wait under way: for leaveAll(), for a release's grant that names it, and for its key's line. */
-interface Wait {
-  readonly request: AcquireRequest;
-  /** Its id in the queue's tickets (scripts/_queue.lua): 'w' and a number, unique in this client. */
-  readonly id: string;
-  /** An attempt of it was refused, or one is out: it has (or may take) a place in the queue. */
-  joined: boolean;
-  /** An attempt of it is out (sent, not answered). */
-  asking: boolean;
-  /** Its leave was sent. */
-  left: boolean;
-  /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */
-  granted?: number;
-  readonly bell: Bell;
-}
-
-/**
- * This client's waits on one key: their owner ids -> waits, behind the key's channels
- * (subscribed and dropped together), and, for waits 'client', the line in which they
- * ask one at a time, oldest first.
- */
-interface KeyWatch {
-  readonly owners: Map<string, Set<Wait>>;
-  readonly line: Wait[];
-  readonly channels: readonly string[];
-  readonly dispatch: (message: string | undefined) => void;
-  /** Subscribed (or given up on, bounded): made by the first wait refused, shared by the others. */
-  ready?: Promise<unknown>;
-  /** Set while nobody waits: the subscription is dropped when it fires. */
-  linger?: NodeJS.Timeout;
-}
 
 /**
  * The one wait of every primitive. A wait asks (one attempt), and refused it sleeps
@@ -59,7 +28,7 @@ interface KeyWatch {
  * grant leaves the queue (and gives back a grant it never took up).
  */
 export class Waits {
-  private readonly watches = new Map<string, KeyWatch>();
+  private readonly watches: KeyWatches;
   /** Waits under way, by id. */
   private readonly waits = new Map<string, Wait>();
   private lastWaitId = 0;
@@ -73,11 +42,12 @@ export class Waits {
     private readonly heartbeat: number,
   ) {
     this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
+    this.watches = new KeyWatches(host, (message) => this.granted(message));
   }
 
   /** Waits 'client' of this key are queued in this client: a new call goes behind them. */
   lined(keyId: string): boolean {
-    return (this.watches.get(keyId)?.line.length ?? 0) > 0;
+    return this.watches.lined(keyId);
   }
 
   /**
@@ -94,16 +64,13 @@ export class Waits {
 
   /** Wakes every wait (the client is closing: each then rejects) and ends every linger. */
   wakeAll(): void {
-    for (const [id, watch] of this.watches) {
-      for (const waits of watch.owners.values()) for (const wait of waits) wait.bell.wake();
-      if (watch.linger) this.drop(id, watch);
-    }
+    this.watches.wakeAll();
   }
 
   /** A hold on the key ended in this client (or a grant was given back): the first in its line asks now. */
   freed(keyId: string): void {
     this.stalls.changed(keyId);
-    this.watches.get(keyId)?.line[0]?.bell.wake();
+    this.watches.first(keyId)?.bell.wake();
   }
 
   /**
@@ -137,7 +104,7 @@ export class Waits {
     };
     signal?.addEventListener('abort', ring);
     this.waits.set(wait.id, wait);
-    const watch = this.watch(keys, owner, wait);
+    const watch = this.watches.join(keys, owner, wait);
     if (!queued) watch.line.push(wait);
     const outsideScopes = currentScope() === undefined;
     if (outsideScopes) this.stalls.watch(wait);
@@ -226,7 +193,7 @@ export class Waits {
         if (!subscribed) {
           // Subscribed before the retry: a release between the two is not missed.
           // Uncontended, the first attempt was the only round trip.
-          await this.subscribe(watch);
+          await this.watches.subscribe(watch);
           subscribed = true;
           continue;
         }
@@ -235,7 +202,7 @@ export class Waits {
     } finally {
       signal?.removeEventListener('abort', ring);
       if (outsideScopes) this.stalls.forget(wait);
-      this.unwatch(keys, owner, wait, watch);
+      this.watches.leave(keys, owner, wait, watch);
       this.waits.delete(wait.id);
       if (!granted) this.leave(wait);
     }
@@ -272,76 +239,10 @@ export class Waits {
     // entry then expires with its lease.
     if (sent) this.leaving.track(sent.catch((e: unknown) => host.closed || host.error(e)));
   }
-
-  /**
-   * The key's watch, made for its first wait (its channels are subscribed once a wait is
-   * refused): the primitive's channel, and for waits 'queue' this client's own channel under it.
-   */
-  private watch(keys: LockKeys, owner: string, wait: Wait): KeyWatch {
-    let watch = this.watches.get(keys.id);
-    if (!watch) {
-      const owners = new Map<string, Set<Wait>>();
-      const line: Wait[] = [];
-      const queued = wait.request.primitive.waits === 'queue';
-      const dispatch = (message: string | undefined) => {
-        // The subscription broke (messages may be lost), or a release freed the lock for everyone.
-        if (message === undefined || message === '*') for (const waits of owners.values()) for (const w of waits) w.bell.wake();
-        else if (message === 'released') line[0]?.bell.wake();
-        else if (message.includes(' ')) this.granted(message);
-        else for (const w of owners.get(message) ?? []) w.bell.wake();
-      };
-      const channels = queued ? [keys.fairChannel, ownChannel(keys.fairChannel, owner)] : [keys.channel];
-      this.watches.set(keys.id, (watch = { owners, line, channels, dispatch }));
-    }
-    clearTimeout(watch.linger);
-    watch.linger = undefined;
-    let waits = watch.owners.get(owner);
-    if (!waits) watch.owners.set(owner, (waits = new Set()));
-    waits.add(wait);
-    return watch;
-  }
-
-  /** Subscribes the key's channels, once per watch. */
-  private subscribe(watch: KeyWatch): Promise<unknown> {
-    return (watch.ready ??= Promise.all(watch.channels.map((channel) => this.host.store.subscribe(channel, watch.dispatch))));
-  }
-
-  /** The wait ended: it leaves its key's watch and line; the last one leaves the subscription lingering. */
-  private unwatch(keys: LockKeys, owner: string, wait: Wait, watch: KeyWatch): void {
-    const waits = watch.owners.get(owner);
-    waits?.delete(wait);
-    if (waits?.size === 0) watch.owners.delete(owner);
-    const at = watch.line.indexOf(wait);
-    if (at >= 0) {
-      watch.line.splice(at, 1);
-      if (at === 0) watch.line[0]?.bell.wake();
-    }
-    if (watch.owners.size > 0 || this.watches.get(keys.id) !== watch) return;
-    if (this.host.closed) this.drop(keys.id, watch);
-    else watch.linger = setTimeout(() => this.drop(keys.id, watch), SUBSCRIPTION_LINGER);
-  }
-
-  /** Drops a key's subscription nobody waits on. */
-  private drop(id: string, watch: KeyWatch): void {
-    clearTimeout(watch.linger);
-    watch.linger = undefined;
-    if (watch.owners.size > 0 || this.watches.get(id) !== watch) return;
-    this.watches.delete(id);
-    if (watch.ready) for (const channel of watch.channels) this.host.store.unsubscribe(channel).catch(() => undefined);
-  }
 }
 
 /** The grant a wait's message brought: its lease counted from `floor`, a send before the grant (see Waits.wait). */
 function takeUp(wait: Wait, floor: number): Granted {
   const { lease } = wait.request;
   return { granted: true, token: wait.granted ?? 0, validUntil: floor + lease - safety(lease) };
-}
-
-/**
- * The channel on which releases name this client's owners: the wake-up channel, ':', and
- * the owner id up to its last ':' (host:pid:client:, the same for every owner of a
- * client; scripts/_notify.lua wakeOwner derives it alike).
- */
-function ownChannel(channel: string, owner: string): string {
-  return `${channel}:${owner.slice(0, owner.lastIndexOf(':') + 1) || owner}`;
 }
