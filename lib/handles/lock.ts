@@ -15,7 +15,6 @@ import type { Held, HeldContext, Lock, LockInfo } from './types.js';
 /** The Lock API over one name and one primitive (plain or fair), through the client's port. */
 export class LockHandle implements Lock {
   readonly name: string;
-  readonly fair: boolean;
   protected readonly keys: LockKeys;
   /**
    * Holds this handle took outside every scope, oldest first; undefined while none
@@ -32,7 +31,6 @@ export class LockHandle implements Lock {
     keys?: LockKeys,
   ) {
     this.name = name;
-    this.fair = primitive.kind === 'fair';
     this.keys = keys ?? port.keysOf(name);
   }
 
@@ -128,7 +126,7 @@ export class LockHandle implements Lock {
       ttl: state.pttl,
       token: state.token,
       holders: state.holders.map(({ owner, count }) => ({ owner, ...ownerOrigin(owner), count })),
-      // Known where waiters queue in Redis: the fair lock's, a read-write lock's (both sides).
+      // Known where waiters queue in Redis (one master or a Cluster); not in quorum mode.
       waiters: this.primitive.waits === 'queue' ? state.queued : null,
     };
   }

@@ -31,7 +31,7 @@ export interface LockInfo {
    * owner is listed when a majority of masters has it, with its smallest count.
    */
   readonly holders: readonly LockHolder[];
-  /** How many owners are known to wait (the fair lock's queue), or null where that is not known. */
+  /** How many owners are known to wait (a queue in Redis: one master or a Cluster), or null where that is not known (quorum mode). */
   readonly waiters: number | null;
 }
 
@@ -56,8 +56,6 @@ export interface LockInfo {
 export interface Lock {
   /** The lock's name, as given to getLock or getFairLock. */
   readonly name: string;
-  /** Granted in request order across processes ({@link LockClient.getFairLock}). */
-  readonly fair: boolean;
   /**
    * Waits until the lock is held, with no time limit. Without a lease the watchdog
    * renews it until `unlock()`; with one it expires after it (`lost`, reason `expired`).
