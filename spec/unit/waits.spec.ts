@@ -10,6 +10,7 @@
  * that is not woken asks every 1000 ms; the barging window is BARGING_WINDOW (5 ms).
  */
 import type { Hold } from '../../lib/engine/hold';
+import { CommandTimeoutError } from '../../lib/errors/CommandTimeoutError';
 import { LockError } from '../../lib/errors/LockError';
 import { LockUnavailableError } from '../../lib/errors/LockUnavailableError';
 import { BARGING_WINDOW } from '../../lib/primitives/plain';
@@ -269,6 +270,49 @@ describe("waits 'queue': deadlines and failures", () => {
     await tick(12.5 + 25);
     expect(held(waiting).owner).toBe(b.owner(1));
     expect(b.failures.map((f) => f.attempt)).toEqual([1, 2]);
+  });
+});
+
+describe("waits 'queue': late grants and dead waiters", () => {
+  it('a grant read after its lease ran out is given back and counts as a failed attempt; the wait then takes the lock afresh', async () => {
+    const b = client('b');
+    b.store.latencyOf('queue.acquire', LEASE);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(1);
+    const [late] = b.store.callsOf('queue.acquire');
+    const token = Number(redis.get(X.fence));
+    b.store.latencyOf('queue.acquire', 0);
+
+    await tick(LEASE);
+    expect(late.outcome).toBe('ok');
+    expect(b.failures).toHaveLength(1);
+    expect(b.failures[0].error).toBeInstanceOf(CommandTimeoutError);
+    expect(b.store.callsOf('queue.release', b.owner(1))).toHaveLength(1);
+    await tick(1_000);
+    const hold = held(waiting);
+    expect(hold.token).toBe(token + 1);
+    expect(hold.validUntil).toBeGreaterThan(now());
+  });
+
+  it('a waiter that stops asking (a dead process) is pruned from the queue after its heartbeat lease; the live one behind it is granted the lock', async () => {
+    const a = client('a');
+    const dead = client('dead');
+    const c = client('c');
+    const first = await take(a);
+    const gone = dead.acquire(dead.lock, 'x', 1, { waitTime: 60_000 });
+    await tick(1);
+    const live = c.acquire(c.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    expect(redis.list(X.queue)).toEqual([dead.owner(1), c.owner(1)]);
+    // From here on nothing of `dead` reaches the server (its leave neither).
+    dead.store.failNext(Infinity);
+    await tick(HEARTBEAT + HEARTBEAT / 3);
+    expect(redis.list(X.queue)).toEqual([c.owner(1)]);
+
+    a.release(first);
+    await tick();
+    expect(held(live).token).toBe(first.token + 1);
+    expect(gone.state).toBe('pending');
   });
 });
 
