@@ -249,8 +249,9 @@ export class MasterStore implements Store {
  * A grant's client-side deadline: the lease from the send, less the safety margin; a
  * grant made before the call (a fair release's, taken up by this attempt) counts only
  * what is left of its lease, so the deadline never falls after the key's expiry.
+ * Exported for the in-memory store of the engine's unit specs, which answers as this store does.
  */
-function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
+export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
   if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
   const left = reply.pttl === undefined || reply.pttl < 0 ? lease : Math.min(lease, reply.pttl);
   return { granted: true, token: reply.token, validUntil: sentAt + left - safety(lease) };

@@ -1,0 +1,260 @@
+/**
+ * The lock's scripts, over MemoryRedis, line for line as the Lua in lib/store/scripts
+ * (queue-acquire.lua, queue-release.lua, queue-leave.lua with their prelude _queue.lua;
+ * acquire.lua and release.lua of quorum mode; _mint.lua; _notify.lua). Each function is
+ * one script: it runs synchronously, so atomically. Replies are the scripts' raw
+ * arrays, decoded by the store as lib/store/scripts/*.ts decode them.
+ *
+ * Kept to the Lua's structure on purpose: when a script changes, the function of the
+ * same name here changes the same way.
+ */
+import type { MemoryRedis } from './memory-redis.js';
+
+/** The keys and arguments of one name's queue (`q` in _queue.lua). */
+export interface QueueContext {
+  readonly lock: string;
+  readonly fence: string;
+  readonly queue: string;
+  readonly deadlines: string;
+  readonly tickets: string;
+  /** The wake-up channel (keys.fairChannel); each client's is this, ':', its owner prefix. */
+  readonly channel: string;
+  readonly window: number;
+  readonly retention: number;
+}
+
+// ---- _notify.lua -------------------------------------------------------------------
+
+export function notify(r: MemoryRedis, channel: string, message: string): number {
+  return r.publish(channel, message);
+}
+
+/** The client's part of an owner id, up to and including its last ':' (string.match(owner, '^(.*:)')). */
+export function clientPart(owner: string): string {
+  const at = owner.lastIndexOf(':');
+  return at < 0 ? owner : owner.slice(0, at + 1);
+}
+
+export function wakeOwner(r: MemoryRedis, channel: string, owner: string): number {
+  return notify(r, `${channel}:${clientPart(owner)}`, owner);
+}
+
+// ---- _mint.lua ---------------------------------------------------------------------
+
+export function mint(r: MemoryRedis, fence: string, retention: number): number {
+  let token = r.incr(fence);
+  if (token === 1) {
+    token = r.time() * 1000;
+    r.set(fence, String(token), retention);
+  } else {
+    r.pexpire(fence, retention);
+  }
+  return token;
+}
+
+// ---- _queue.lua --------------------------------------------------------------------
+
+function newHead(r: MemoryRedis, q: QueueContext, now: number): void {
+  const head = r.lindex0(q.queue);
+  if (head === undefined) return;
+  r.hset(q.tickets, '#head', now);
+  if (q.window > 0 || r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
+}
+
+function prune(r: MemoryRedis, q: QueueContext, now: number): void {
+  const dead = r.zrangeUpTo(q.deadlines, now);
+  if (dead.length === 0) return;
+  const head = r.lindex0(q.queue);
+  for (const owner of dead) {
+    r.lrem(q.queue, owner);
+    r.zrem(q.deadlines, owner);
+    r.hdel(q.tickets, owner);
+  }
+  if (r.lindex0(q.queue) !== head) newHead(r, q, now);
+}
+
+function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number): void {
+  const head = r.lindex0(q.queue);
+  r.lrem(q.queue, owner);
+  r.zrem(q.deadlines, owner);
+  if (r.exists(q.queue) === 0) {
+    r.del(q.deadlines);
+    r.hdel(q.tickets, '#head');
+  } else if (head === owner) {
+    newHead(r, q, now);
+  }
+}
+
+function bargeOpen(r: MemoryRedis, q: QueueContext, now: number): boolean {
+  return q.window > 0 && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
+}
+
+function windowLeft(r: MemoryRedis, q: QueueContext, now: number): number {
+  if (q.window <= 0) return 0;
+  return Math.max(0, Number(r.hget(q.tickets, '#head') ?? '0') + q.window - now);
+}
+
+function grantHead(r: MemoryRedis, q: QueueContext, head: string, now: number, allowed: boolean): string | undefined {
+  const ticket = /^(w[0-9A-Za-z]+) (\d+) (\d+)$/.exec(r.hget(q.tickets, head) ?? '');
+  const lease = ticket ? Number(ticket[2]) : 0;
+  if (!allowed || !ticket || now - Number(ticket[3]) > lease / 2) {
+    wakeOwner(r, q.channel, head);
+    return undefined;
+  }
+  const wait = ticket[1];
+  r.hset(q.lock, head, 1);
+  r.pexpire(q.lock, lease);
+  const token = mint(r, q.fence, q.retention).toFixed(0);
+  r.hset(q.tickets, head, `g ${wait} ${token}`);
+  dequeue(r, q, head, now);
+  const message = `${head} ${wait} ${token}`;
+  notify(r, `${q.channel}:${clientPart(head)}`, message);
+  return message;
+}
+
+// ---- queue-acquire.lua -------------------------------------------------------------
+
+/** {1, token} | {1, token, pttl} (a grant taken up) | {0, pttl, isHead, counter, windowLeft}. */
+export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lease: number, heartbeat: number, wait: string, grants: boolean): number[] {
+  if (r.exists(q.lock, q.queue, q.tickets) === 0) {
+    r.hset(q.lock, owner, 1);
+    r.pexpire(q.lock, lease);
+    return [1, mint(r, q.fence, q.retention)];
+  }
+  const now = r.time();
+  prune(r, q, now);
+
+  if (r.hexists(q.lock, owner)) {
+    if (wait !== '') {
+      const granted = new RegExp(`^g ${wait} (\\d+)$`).exec(r.hget(q.tickets, owner) ?? '');
+      if (granted) {
+        r.hdel(q.tickets, owner);
+        return [1, Number(granted[1]), r.pttl(q.lock)];
+      }
+    }
+    r.hincrby(q.lock, owner, 1);
+    if (r.pttl(q.lock) < lease) r.pexpire(q.lock, lease);
+    r.pexpire(q.fence, q.retention);
+    return [1, Number(r.get(q.fence) ?? '0')];
+  }
+
+  let head = r.lindex0(q.queue);
+  if (r.exists(q.lock) === 0) {
+    if (head === undefined || head === owner || bargeOpen(r, q, now)) {
+      r.hdel(q.tickets, owner);
+      if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, now);
+      r.hset(q.lock, owner, 1);
+      r.pexpire(q.lock, lease);
+      return [1, mint(r, q.fence, q.retention)];
+    }
+    grantHead(r, q, head, now, grants);
+  }
+
+  if (wait !== '') {
+    if (r.zscore(q.deadlines, owner) === undefined) {
+      r.rpush(q.queue, owner);
+      if (head === undefined) {
+        head = owner;
+        r.hset(q.tickets, '#head', now);
+      }
+    }
+    r.zadd(q.deadlines, now + heartbeat, owner);
+    r.hset(q.tickets, owner, `${wait} ${lease} ${now}`);
+    for (const k of [q.queue, q.deadlines, q.tickets]) if (r.pttl(k) < heartbeat * 2) r.pexpire(k, heartbeat * 2);
+  }
+  const isHead = head === owner;
+  return [0, r.pttl(q.lock), isHead ? 1 : 0, Number(r.get(q.fence) ?? '0'), isHead ? windowLeft(r, q, now) : 0];
+}
+
+// ---- queue-release.lua -------------------------------------------------------------
+
+/** [0] not held, [1, count] still held, [2, waiters] released, [2, waiters, grant] released and granted. */
+export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, held: number, grants: boolean): (number | string)[] {
+  const levels = Number(r.hget(q.lock, owner) ?? '0');
+  if (levels === 0) return [0];
+  if (levels < held) return [1, levels];
+  const count = r.hincrby(q.lock, owner, -1);
+  if (count > 0) return [1, count];
+  r.del(q.lock);
+  if (r.exists(q.queue) === 0) {
+    r.del(q.tickets);
+    return [2, 0];
+  }
+  r.hdel(q.tickets, owner);
+  const now = r.time();
+  prune(r, q, now);
+  const head = r.lindex0(q.queue);
+  if (head === undefined) {
+    r.del(q.queue, q.deadlines, q.tickets);
+    return [2, 0];
+  }
+  if (bargeOpen(r, q, now)) return [2, r.llen(q.queue)];
+  const grant = grantHead(r, q, head, now, grants);
+  return grant === undefined ? [2, r.llen(q.queue)] : [2, r.llen(q.queue), grant];
+}
+
+// ---- queue-leave.lua ---------------------------------------------------------------
+
+export function queueLeave(r: MemoryRedis, q: QueueContext, owner: string, wait: string): void {
+  const ticket = r.hget(q.tickets, owner) ?? '';
+  if (new RegExp(`^g ${wait} \\d+$`).test(ticket)) {
+    r.hdel(q.tickets, owner);
+    if (r.hexists(q.lock, owner) && r.hincrby(q.lock, owner, -1) <= 0) r.del(q.lock);
+  } else if (ticket.startsWith(`${wait} `)) {
+    r.hdel(q.tickets, owner);
+  }
+  const head = r.lindex0(q.queue);
+  if (r.zscore(q.deadlines, owner) !== undefined || head === owner) dequeue(r, q, owner, r.time());
+  if (r.exists(q.queue) === 0) {
+    if (r.exists(q.lock) === 0) r.del(q.tickets);
+  } else if (head !== owner && r.exists(q.lock) === 0) {
+    wakeOwner(r, q.channel, r.lindex0(q.queue)!);
+  }
+}
+
+// ---- acquire.lua, release.lua (quorum mode: no queue) ------------------------------
+
+/** {1, token} | {0, pttl, counter}. */
+export function acquire(r: MemoryRedis, key: string, fence: string, owner: string, lease: number, retention: number): number[] {
+  if (r.exists(key) === 0) {
+    r.hset(key, owner, 1);
+    r.pexpire(key, lease);
+    return [1, mint(r, fence, retention)];
+  }
+  if (r.hexists(key, owner)) {
+    r.hincrby(key, owner, 1);
+    if (r.pttl(key) < lease) r.pexpire(key, lease);
+    r.pexpire(fence, retention);
+    return [1, Number(r.get(fence) ?? '0')];
+  }
+  return [0, r.pttl(key), Number(r.get(fence) ?? '0')];
+}
+
+/** {0} not held, {1, count} still held, {2, receivers} released ('released' on key:ch). */
+export function release(r: MemoryRedis, key: string, owner: string, held: number): number[] {
+  const levels = Number(r.hget(key, owner) ?? '0');
+  if (levels === 0) return [0];
+  if (levels < held) return [1, levels];
+  if (levels > 1) return [1, r.hincrby(key, owner, -1)];
+  r.del(key);
+  return [2, notify(r, `${key}:ch`, 'released')];
+}
+
+// ---- renew.lua, force-unlock.lua ---------------------------------------------------
+
+/** 1 renewed, 2 held by another owner, 0 gone. */
+export function renew(r: MemoryRedis, key: string, owner: string, lease: number): number {
+  if (r.hexists(key, owner)) {
+    r.pexpire(key, lease);
+    return 1;
+  }
+  return r.exists(key) === 1 ? 2 : 0;
+}
+
+export function forceUnlock(r: MemoryRedis, key: string, channel: string): boolean {
+  if (r.del(key) === 1) {
+    notify(r, channel, 'released');
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,472 @@
+/**
+ * The engine's one wait (engine/waits.ts), driven by the real Engine over the in-memory
+ * store (helpers/memory-store.ts) under fake timers: hand-offs, give-backs, deadlines,
+ * broken subscriptions, close ordering, the barging window, the fair lock's order and
+ * the 'client' waits of quorum mode. No Redis: the Lua semantics are mirrored in
+ * helpers/memory-scripts.ts, and the integration specs (waiting.spec.ts, fair.spec.ts)
+ * check the same promises against real servers.
+ *
+ * Times are fake ms from the start of each test. With HEARTBEAT 3000, a queued waiter
+ * that is not woken asks every 1000 ms; the barging window is BARGING_WINDOW (5 ms).
+ */
+import type { Hold } from '../../lib/engine/hold';
+import { CommandTimeoutError } from '../../lib/errors/CommandTimeoutError';
+import { LockError } from '../../lib/errors/LockError';
+import { LockUnavailableError } from '../../lib/errors/LockUnavailableError';
+import { BARGING_WINDOW } from '../../lib/primitives/plain';
+import { safety } from '../../lib/store/lease-margin';
+import { HEARTBEAT, keys, LEASE, TestClient, tick, track, type Tracked } from './helpers/harness';
+import { MemoryRedis } from './helpers/memory-store';
+
+let redis: MemoryRedis;
+let clients: TestClient[];
+
+beforeEach(() => {
+  jest.useFakeTimers();
+  redis = new MemoryRedis();
+  clients = [];
+});
+
+afterEach(async () => {
+  // Every call of close() is bounded by timers (a slow leave): fake time runs them.
+  const closing = Promise.all(clients.map((c) => c.engine.close()));
+  await tick(5_000);
+  await closing;
+  jest.useRealTimers();
+  jest.restoreAllMocks();
+});
+
+const now = () => performance.now();
+const X = keys('x');
+/** A grant's message ('owner wait token'), as opposed to a wake-up (an owner id). */
+const isGrant = (_channel: string, message: string) => message.includes(' ');
+
+function client(id: string, options?: { queue?: boolean }): TestClient {
+  const c = new TestClient(redis, id, options);
+  clients.push(c);
+  return c;
+}
+
+/** Takes x for `owner` of `c` at once (the lock is free). */
+async function take(c: TestClient, owner = 1, primitive = c.lock): Promise<Hold> {
+  const taken = c.acquire(primitive, 'x', owner);
+  await tick();
+  expect(taken.state).toBe('resolved');
+  return taken.value!;
+}
+
+function held(t: Tracked<Hold | null>): Hold {
+  expect(t.state).toBe('resolved');
+  expect(t.value).not.toBeNull();
+  return t.value!;
+}
+
+/** The owners the lock hash of x holds, in the server. */
+const holders = () => redis.hgetall(X.key).map(([owner]) => owner);
+
+describe("waits 'queue': hand-offs", () => {
+  it("a release grants the head: the wait takes the grant from its message, with no attempt of its own, counted from its last refusal's send", async () => {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    // Past the head's barging window: the release then grants the head.
+    await tick(BARGING_WINDOW + 5);
+    const attempts = b.store.callsOf('queue.acquire');
+    const lastRefusal = attempts[attempts.length - 1];
+
+    a.release(first);
+    await tick();
+
+    const hold = held(waiting);
+    expect(hold.owner).toBe(b.owner(1));
+    expect(hold.token).toBe(first.token + 1);
+    expect(b.store.callsOf('queue.acquire')).toHaveLength(attempts.length);
+    expect(b.store.received.map((m) => m.message)).toContain(`${b.owner(1)} w1 ${hold.token}`);
+    expect(holders()).toEqual([b.owner(1)]);
+    // Counted from a send before the grant, so never past the key's expiry.
+    expect(hold.validUntil).toBe(lastRefusal.sentAt + LEASE - safety(LEASE));
+    expect(hold.validUntil).toBeLessThanOrEqual(now() + redis.pttl(X.key) - safety(LEASE));
+  });
+
+  it("a grant whose message is lost is taken up by the wait's next heartbeat attempt, its deadline counted from the grant, not from that attempt", async () => {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    b.store.dropMessages(1, isGrant);
+    const grantedAt = now();
+
+    a.release(first);
+    await tick();
+    expect(b.store.lost).toHaveLength(1);
+    expect(holders()).toEqual([b.owner(1)]);
+    expect(waiting.state).toBe('pending');
+
+    const attempts = b.store.callsOf('queue.acquire').length;
+    await tick(HEARTBEAT / 3);
+    const hold = held(waiting);
+    expect(b.store.callsOf('queue.acquire')).toHaveLength(attempts + 1);
+    expect(hold.token).toBe(first.token + 1);
+    // The take-up reply's PTTL: what is left of the grant's lease, never a fresh one.
+    expect(hold.validUntil).toBe(grantedAt + LEASE - safety(LEASE));
+    expect(hold.validUntil).toBeLessThanOrEqual(now() + redis.pttl(X.key) - safety(LEASE));
+  });
+
+  it("the release's reply hands the grant to a wait of the releasing client at once, without the message", async () => {
+    const a = client('a');
+    const first = await take(a, 1);
+    const waiting = a.acquire(a.lock, 'x', 2);
+    await tick(BARGING_WINDOW + 5);
+    const attempts = a.store.callsOf('queue.acquire').length;
+    a.store.dropMessages(1, isGrant);
+
+    a.release(first);
+    await tick();
+
+    expect(a.store.lost).toHaveLength(1);
+    const hold = held(waiting);
+    expect(hold.owner).toBe(a.owner(2));
+    expect(hold.token).toBe(first.token + 1);
+    expect(a.store.callsOf('queue.acquire')).toHaveLength(attempts);
+  });
+
+  it("a grant whose message comes while the wait's attempt is out is taken up against that attempt's refusal, counted from its send", async () => {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    // The heartbeat attempt runs (refused: a holds) when sent; its reply comes 20 ms later.
+    b.store.latencyOf('queue.acquire', 20);
+    await tick(HEARTBEAT / 3);
+    const attempts = b.store.callsOf('queue.acquire');
+    const out = attempts[attempts.length - 1];
+    expect(out.answeredAt).toBeUndefined();
+
+    a.release(first);
+    await tick();
+    expect(b.store.received.map((m) => m.message)).toContain(`${b.owner(1)} w1 ${first.token + 1}`);
+    expect(waiting.state).toBe('pending');
+
+    await tick(20);
+    const hold = held(waiting);
+    expect(hold.token).toBe(first.token + 1);
+    expect(b.store.callsOf('queue.acquire')).toHaveLength(attempts.length);
+    expect(hold.validUntil).toBe(out.sentAt + LEASE - safety(LEASE));
+  });
+
+  it('a stale grant message (its token not above the refusal it would be taken up against) is dropped', async () => {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    // A message of a grant minted before the wait's last refusal ran: it no longer stood then.
+    b.engine.waits.granted(`${b.owner(1)} w1 ${first.token}`);
+    await tick();
+    expect(waiting.state).toBe('pending');
+    expect(holders()).toEqual([a.owner(1)]);
+    a.release(first);
+    await tick();
+    expect(held(waiting).token).toBe(first.token + 1);
+  });
+});
+
+describe("waits 'queue': leaving", () => {
+  it('an aborted wait rejects with the reason and leaves the queue, which is gone with it', async () => {
+    const a = client('a');
+    const b = client('b');
+    await take(a);
+    const abort = new AbortController();
+    const waiting = b.acquire(b.lock, 'x', 1, { signal: abort.signal });
+    await tick(10);
+    expect(redis.list(X.queue)).toEqual([b.owner(1)]);
+
+    const reason = new Error('caller gave up');
+    abort.abort(reason);
+    await tick();
+
+    expect(waiting.state).toBe('rejected');
+    expect(waiting.error).toBe(reason);
+    expect(b.store.callsOf('queue.leave').map((c) => c.wait)).toEqual(['w1']);
+    expect(redis.exists(X.queue, X.deadlines, X.tickets)).toBe(0);
+  });
+
+  it('an aborted wait gives back a grant it never took up, and the next head takes the lock', async () => {
+    const a = client('a');
+    const b = client('b');
+    const c = client('c');
+    const first = await take(a);
+    const abort = new AbortController();
+    const aborted = b.acquire(b.lock, 'x', 1, { signal: abort.signal });
+    await tick(1);
+    const next = c.acquire(c.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    expect(redis.list(X.queue)).toEqual([b.owner(1), c.owner(1)]);
+    b.store.dropMessages(1, isGrant);
+
+    a.release(first);
+    await tick();
+    // Granted to b in the server; b never learned of it.
+    expect(holders()).toEqual([b.owner(1)]);
+    expect(next.state).toBe('pending');
+
+    abort.abort(new Error('gave up'));
+    await tick();
+
+    expect(aborted.state).toBe('rejected');
+    expect(b.store.callsOf('queue.leave')).toHaveLength(1);
+    // The grant went back with the leave, which told c, the head: c took the free lock.
+    const hold = held(next);
+    expect(hold.owner).toBe(c.owner(1));
+    expect(hold.token).toBe(first.token + 2);
+    expect(holders()).toEqual([c.owner(1)]);
+  });
+});
+
+describe("waits 'queue': deadlines and failures", () => {
+  it('a wait whose deadline passes while another owner holds the lock resolves null at the deadline (not before), and leaves', async () => {
+    const a = client('a');
+    const b = client('b');
+    await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1, { waitTime: 100 });
+    await tick(99);
+    expect(waiting.state).toBe('pending');
+    await tick(1);
+    expect(waiting.state).toBe('resolved');
+    expect(waiting.value).toBeNull();
+    expect(waiting.settledAt).toBe(100);
+    expect(b.store.callsOf('queue.leave')).toHaveLength(1);
+    expect(redis.exists(X.queue)).toBe(0);
+  });
+
+  it('a wait whose last attempt failed rejects LockUnavailableError at its deadline, each failure reported as acquireFailed', async () => {
+    jest.spyOn(Math, 'random').mockReturnValue(0); // backoffs of 12.5, 25, 50 ms
+    const b = client('b');
+    b.store.failNext(Infinity, 'queue.acquire');
+    const waiting = b.acquire(b.lock, 'x', 1, { waitTime: 100 });
+    await tick(99);
+    expect(waiting.state).toBe('pending');
+    await tick(1);
+
+    expect(waiting.state).toBe('rejected');
+    expect(waiting.settledAt).toBe(100);
+    expect(waiting.error).toBeInstanceOf(LockUnavailableError);
+    const error = waiting.error as LockUnavailableError;
+    expect((error.cause as Error).message).toMatch(/queue\.acquire failed \(injected\)/);
+    expect(b.failures.map((f) => f.attempt)).toEqual([1, 2, 3, 4]);
+    expect(b.failures.map((f) => f.owner)).toEqual(Array(4).fill(b.owner(1)));
+    // It never joined and no attempt is out: nothing to leave.
+    expect(b.store.callsOf('queue.leave')).toHaveLength(0);
+  });
+
+  it('a wait whose attempts fail keeps retrying with backoff and takes the lock once Redis answers', async () => {
+    jest.spyOn(Math, 'random').mockReturnValue(0);
+    const b = client('b');
+    b.store.failNext(2, 'queue.acquire');
+    const waiting = b.acquire(b.lock, 'x', 1, { waitTime: 1_000 });
+    await tick(12.5 + 25);
+    expect(held(waiting).owner).toBe(b.owner(1));
+    expect(b.failures.map((f) => f.attempt)).toEqual([1, 2]);
+  });
+});
+
+describe("waits 'queue': late grants and dead waiters", () => {
+  it('a grant read after its lease ran out is given back and counts as a failed attempt; the wait then takes the lock afresh', async () => {
+    const b = client('b');
+    b.store.latencyOf('queue.acquire', LEASE);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(1);
+    const [late] = b.store.callsOf('queue.acquire');
+    const token = Number(redis.get(X.fence));
+    b.store.latencyOf('queue.acquire', 0);
+
+    await tick(LEASE);
+    expect(late.outcome).toBe('ok');
+    expect(b.failures).toHaveLength(1);
+    expect(b.failures[0].error).toBeInstanceOf(CommandTimeoutError);
+    expect(b.store.callsOf('queue.release', b.owner(1))).toHaveLength(1);
+    await tick(1_000);
+    const hold = held(waiting);
+    expect(hold.token).toBe(token + 1);
+    expect(hold.validUntil).toBeGreaterThan(now());
+  });
+
+  it('a waiter that stops asking (a dead process) is pruned from the queue after its heartbeat lease; the live one behind it is granted the lock', async () => {
+    const a = client('a');
+    const dead = client('dead');
+    const c = client('c');
+    const first = await take(a);
+    const gone = dead.acquire(dead.lock, 'x', 1, { waitTime: 60_000 });
+    await tick(1);
+    const live = c.acquire(c.lock, 'x', 1);
+    await tick(BARGING_WINDOW + 5);
+    expect(redis.list(X.queue)).toEqual([dead.owner(1), c.owner(1)]);
+    // From here on nothing of `dead` reaches the server (its leave neither).
+    dead.store.failNext(Infinity);
+    await tick(HEARTBEAT + HEARTBEAT / 3);
+    expect(redis.list(X.queue)).toEqual([c.owner(1)]);
+
+    a.release(first);
+    await tick();
+    expect(held(live).token).toBe(first.token + 1);
+    expect(gone.state).toBe('pending');
+  });
+});
+
+describe("waits 'queue': subscriptions and close", () => {
+  it('a broken subscription wakes every wait of the key: each asks again, and a grant whose message was lost is taken up at once', async () => {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const w1 = b.acquire(b.lock, 'x', 1);
+    await tick(1);
+    const w2 = b.acquire(b.lock, 'x', 2);
+    await tick(BARGING_WINDOW + 5);
+    b.store.cutSubscriptions();
+    a.release(first);
+    await tick(10);
+    expect(holders()).toEqual([b.owner(1)]);
+    expect(w1.state).toBe('pending');
+    const asked = (owner: number) => b.store.callsOf('queue.acquire', b.owner(owner)).length;
+    const before = [asked(1), asked(2)];
+
+    b.store.restoreSubscriptions();
+    await tick();
+
+    expect(held(w1).token).toBe(first.token + 1);
+    // Every listener of the key hears the break (a queue wait has two channels), so a wait may ask twice.
+    expect(asked(1)).toBe(before[0] + 1);
+    expect(asked(2)).toBeGreaterThan(before[1]);
+    expect(w2.state).toBe('pending');
+  });
+
+  it("close() leaves the queues, and rejects pending waits only once the leaves settled and the subscriptions are dropped", async () => {
+    const a = client('a');
+    const b = client('b');
+    await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(10);
+    expect(b.store.subscriptions.length).toBeGreaterThan(0);
+    b.store.latencyOf('queue.leave', 50);
+
+    const closing = track(b.engine.close());
+    await tick(49);
+    expect(b.store.callsOf('queue.leave')).toHaveLength(1);
+    expect(closing.state).toBe('pending');
+    expect(waiting.state).toBe('pending');
+
+    await tick(1);
+    const [leave] = b.store.callsOf('queue.leave');
+    expect(leave.outcome).toBe('ok');
+    expect(closing.state).toBe('resolved');
+    expect(waiting.state).toBe('rejected');
+    expect(waiting.error).toBeInstanceOf(LockError);
+    expect((waiting.error as Error).message).toBe('client closed');
+    expect(waiting.settledAt).toBeGreaterThanOrEqual(leave.answeredAt!);
+    expect(b.store.subscriptions).toEqual([]);
+    expect(redis.exists(X.queue)).toBe(0);
+    // A call after close() rejects too.
+    const late = b.acquire(b.lock, 'x', 2);
+    await tick();
+    expect((late.error as Error).message).toBe('client closed');
+  });
+});
+
+describe('the barging window and the fair lock', () => {
+  it("a newcomer takes the free lock within the head's window; after the window, the release grants the head", async () => {
+    const a = client('a');
+    const b = client('b');
+    const c = client('c');
+    const first = await take(a);
+    const head = b.acquire(b.lock, 'x', 1);
+    await tick(2);
+
+    // Within b's window: the release leaves the lock free, and grants nobody.
+    a.release(first);
+    await tick();
+    expect(redis.exists(X.key)).toBe(0);
+    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toEqual([]);
+    const barging = c.acquire(c.lock, 'x', 1, { waitTime: 0 });
+    await tick();
+    const second = held(barging);
+    expect(second.token).toBe(first.token + 1);
+    expect(head.state).toBe('pending');
+
+    // Past the window: the next release grants b, the head.
+    await tick(BARGING_WINDOW + 5);
+    const attempts = b.store.callsOf('queue.acquire').length;
+    c.release(second);
+    const late = c.acquire(c.lock, 'x', 2, { waitTime: 0 });
+    await tick();
+    expect(held(head).token).toBe(first.token + 2);
+    expect(b.store.callsOf('queue.acquire')).toHaveLength(attempts);
+    expect(late.value).toBeNull();
+  });
+
+  it('the fair lock (window 0) grants in arrival order, and a newcomer never finds it free', async () => {
+    const a = client('a');
+    const waiters = ['b', 'c', 'd'].map((id) => client(id));
+    let hold = await take(a, 1, a.fair);
+    const waits: Tracked<Hold | null>[] = [];
+    for (const w of waiters) {
+      waits.push(w.acquire(w.fair!, 'x', 1));
+      await tick(1);
+    }
+    expect(redis.list(X.queue)).toEqual(waiters.map((w) => w.owner(1)));
+
+    const e = client('e');
+    const order: string[] = [];
+    let holder = a;
+    for (let i = 0; i < waiters.length; i++) {
+      holder.release(hold);
+      // Right behind the release, inside what would be a lock's barging window.
+      const newcomer = e.acquire(e.fair!, 'x', 1, { waitTime: 0 });
+      await tick();
+      expect(newcomer.value).toBeNull();
+      const next = waits.find((w) => w.state === 'resolved' && !order.includes(w.value!.owner));
+      expect(next).toBeDefined();
+      hold = next!.value!;
+      order.push(hold.owner);
+      holder = waiters.find((w) => hold.owner === w.owner(1))!;
+      await tick(1);
+    }
+    expect(order).toEqual(waiters.map((w) => w.owner(1)));
+  });
+});
+
+describe("waits 'client' (no queue: quorum mode)", () => {
+  it("a client's waits of a key ask one at a time, oldest first, woken by 'released'", async () => {
+    const a = client('a', { queue: false });
+    const b = client('b', { queue: false });
+    expect(b.lock.waits).toBe('client');
+    const first = await take(a);
+    const waits = [1, 2, 3].map((n) => b.acquire(b.lock, 'x', n));
+    await tick(10);
+    const asked = (n: number) => b.store.callsOf('acquire', b.owner(n)).length;
+    // Only the first in line asks; the others wait behind it in this client.
+    expect(asked(1)).toBeGreaterThan(0);
+    expect([asked(2), asked(3)]).toEqual([0, 0]);
+    // A single attempt does not pass the line either: it does not even ask.
+    const attempt = b.acquire(b.lock, 'x', 4, { waitTime: 0 });
+    await tick();
+    expect(attempt.value).toBeNull();
+    expect(asked(4)).toBe(0);
+
+    a.release(first);
+    await tick();
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const next = waits.find((w) => w.state === 'resolved' && !order.includes(w.value!.owner));
+      expect(next).toBeDefined();
+      order.push(next!.value!.owner);
+      // The next in line asks (and is refused); nobody behind that one has asked.
+      for (let n = i + 3; n <= 3; n++) expect(asked(n)).toBe(0);
+      b.release(next!.value!);
+      await tick(1);
+    }
+    expect(order).toEqual([1, 2, 3].map((n) => b.owner(n)));
+  });
+});
