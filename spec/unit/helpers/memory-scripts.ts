@@ -58,7 +58,8 @@ function newHead(r: MemoryRedis, q: QueueContext, now: number): void {
   const head = r.lindex0(q.queue);
   if (head === undefined) return;
   r.hset(q.tickets, '#head', now);
-  if (q.window > 0 || r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
+  r.hdel(q.tickets, '#woken');
+  if (r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
 }
 
 function prune(r: MemoryRedis, q: QueueContext, now: number): void {
@@ -80,6 +81,7 @@ function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number): v
   if (r.exists(q.queue) === 0) {
     r.del(q.deadlines);
     r.hdel(q.tickets, '#head');
+    r.hdel(q.tickets, '#woken');
   } else if (head === owner) {
     newHead(r, q, now);
   }
@@ -188,7 +190,14 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
     r.del(q.queue, q.deadlines, q.tickets);
     return [2, 0];
   }
-  if (bargeOpen(r, q, now)) return [2, r.llen(q.queue)];
+  if (bargeOpen(r, q, now)) {
+    // The lock stays free for whoever asks first; the head hears of it once per tenure.
+    if (r.hget(q.tickets, '#woken') === undefined) {
+      r.hset(q.tickets, '#woken', 1);
+      wakeOwner(r, q.channel, head);
+    }
+    return [2, r.llen(q.queue)];
+  }
   const grant = grantHead(r, q, head, now, grants);
   return grant === undefined ? [2, r.llen(q.queue)] : [2, r.llen(q.queue), grant];
 }
