@@ -50,6 +50,11 @@ export class KeyWatches {
     private readonly granted: (message: string) => void,
   ) {}
 
+  /** This client watches the key (a wait on it, or its subscription lingering). */
+  has(keyId: string): boolean {
+    return this.watches.has(keyId);
+  }
+
   /** Waits 'client' of this key are lined up in this client. */
   lined(keyId: string): boolean {
     return (this.watches.get(keyId)?.line.length ?? 0) > 0;
@@ -112,7 +117,8 @@ export class KeyWatches {
       if (at === 0) watch.line[0]?.bell.wake();
     }
     if (watch.owners.size > 0 || this.watches.get(keys.id) !== watch) return;
-    if (this.host.closed) this.drop(keys.id, watch);
+    // Never subscribed (its waits were granted at once): nothing to linger for.
+    if (this.host.closed || !watch.ready) this.drop(keys.id, watch);
     else watch.linger = setTimeout(() => this.drop(keys.id, watch), SUBSCRIPTION_LINGER);
   }
 

@@ -104,10 +104,12 @@ export class Waits {
     };
     signal?.addEventListener('abort', ring);
     this.waits.set(wait.id, wait);
-    const watch = this.watches.join(keys, owner, wait);
-    if (!queued) watch.line.push(wait);
-    const outsideScopes = currentScope() === undefined;
-    if (outsideScopes) this.stalls.watch(wait);
+    // A key this client already watches (another wait, a linger) is joined at once, and
+    // subscribed before the first attempt; so are waits 'client' (their line). Otherwise a
+    // wait joins once refused: an uncontended call makes no watch and arms no timer.
+    let watch = queued && !this.watches.has(keys.id) ? undefined : this.watches.join(keys, owner, wait);
+    if (!queued) watch!.line.push(wait);
+    let stalled = false;
     let subscribed = false;
     let granted: Granted | undefined;
     let failures = lastError === undefined ? 0 : 1;
@@ -130,7 +132,7 @@ export class Waits {
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
-      if (watch.ready) {
+      if (watch?.ready) {
         await watch.ready;
         subscribed = true;
       }
@@ -147,7 +149,7 @@ export class Waits {
           return null;
         }
         // Waits 'client' ask one at a time, oldest first.
-        if (!queued && watch.line[0] !== wait) {
+        if (!queued && watch!.line[0] !== wait) {
           await wait.bell.sleep(deadline - now());
           continue;
         }
@@ -193,6 +195,10 @@ export class Waits {
         if (!subscribed) {
           // Subscribed before the retry: a release between the two is not missed.
           // Uncontended, the first attempt was the only round trip.
+          watch ??= this.watches.join(keys, owner, wait);
+          // A wait outside every scope that blocks is watched for the silent self-deadlock.
+          if (!stalled && currentScope() === undefined) this.stalls.watch(wait);
+          stalled = true;
           await this.watches.subscribe(watch);
           subscribed = true;
           continue;
@@ -201,8 +207,8 @@ export class Waits {
       }
     } finally {
       signal?.removeEventListener('abort', ring);
-      if (outsideScopes) this.stalls.forget(wait);
-      this.watches.leave(keys, owner, wait, watch);
+      if (stalled) this.stalls.forget(wait);
+      if (watch) this.watches.leave(keys, owner, wait, watch);
       this.waits.delete(wait.id);
       if (!granted) this.leave(wait);
     }

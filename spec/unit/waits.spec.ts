@@ -420,6 +420,20 @@ describe('the barging window and the fair lock', () => {
     expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toEqual([]);
   });
 
+  it("within the head's window, a release grants the head when it is a wait of the releasing client (no barging within a client)", async () => {
+    const a = client('a');
+    const first = await take(a, 1);
+    const waiting = a.acquire(a.lock, 'x', 2);
+    await tick(1);
+    a.release(first);
+    // The releasing client's next call, right behind its release: it does not pass its own waiter.
+    const again = a.acquire(a.lock, 'x', 3, { waitTime: 0 });
+    await tick();
+    expect(held(waiting).owner).toBe(a.owner(2));
+    expect(again.value).toBeNull();
+    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
+  });
+
   it('the fair lock (window 0) grants in arrival order, and a newcomer never finds it free', async () => {
     const a = client('a');
     const waiters = ['b', 'c', 'd'].map((id) => client(id));

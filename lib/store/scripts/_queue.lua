@@ -60,10 +60,17 @@ local function dequeue(q, owner, now)
   end
 end
 
--- Whether a newcomer may take the free lock ahead of the queue: the head has headed it
--- for less than the window.
-local function bargeOpen(q, now)
-  return q.window > 0 and now - tonumber(redis.call('hget', q.tickets, '#head') or '0') < q.window
+-- The client part of an owner id (host:pid:client:), as its channel is named.
+local function clientOf(owner)
+  return string.match(owner, '^(.*:)') or owner
+end
+
+-- Whether `owner` may take the free lock ahead of the head: the head has headed the
+-- queue for less than the window, and is not a wait of owner's own client (within a
+-- client no call passes another: the release hands the lock over in its reply).
+local function bargeOpen(q, now, owner, head)
+  return q.window > 0 and clientOf(owner) ~= clientOf(head)
+    and now - tonumber(redis.call('hget', q.tickets, '#head') or '0') < q.window
 end
 
 -- Ms until the head's window ends (0: it has ended, or there is none).
@@ -92,6 +99,6 @@ local function grantHead(q, head, now, allowed)
   redis.call('hset', q.tickets, head, 'g ' .. wait .. ' ' .. token)
   dequeue(q, head, now)
   local message = head .. ' ' .. wait .. ' ' .. token
-  notify(q.channel .. ':' .. (string.match(head, '^(.*:)') or head), message, q.how)
+  notify(q.channel .. ':' .. clientOf(head), message, q.how)
   return message
 end

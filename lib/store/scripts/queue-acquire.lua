@@ -49,7 +49,7 @@ end
 
 local head = redis.call('lindex', q.queue, 0)
 if redis.call('exists', q.lock) == 0 then
-  if not head or head == owner or bargeOpen(q, now) then
+  if not head or head == owner or bargeOpen(q, now, owner, head) then
     redis.call('hdel', q.tickets, owner)
     if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now) end
     redis.call('hset', q.lock, owner, 1)

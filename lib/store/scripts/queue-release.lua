@@ -33,7 +33,7 @@ if not head then
   redis.call('del', q.queue, q.deadlines, q.tickets)
   return {2, 0}
 end
-if bargeOpen(q, now) then
+if bargeOpen(q, now, owner, head) then
   -- The lock stays free for whoever asks first; the head hears of it once per tenure.
   if redis.call('hsetnx', q.tickets, '#woken', 1) == 1 then wakeOwner(q.channel, head, q.how) end
   return {2, redis.call('llen', q.queue)}

@@ -87,8 +87,8 @@ function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number): v
   }
 }
 
-function bargeOpen(r: MemoryRedis, q: QueueContext, now: number): boolean {
-  return q.window > 0 && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
+function bargeOpen(r: MemoryRedis, q: QueueContext, now: number, owner: string, head: string): boolean {
+  return q.window > 0 && clientPart(owner) !== clientPart(head) && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
 }
 
 function windowLeft(r: MemoryRedis, q: QueueContext, now: number): number {
@@ -142,7 +142,7 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
 
   let head = r.lindex0(q.queue);
   if (r.exists(q.lock) === 0) {
-    if (head === undefined || head === owner || bargeOpen(r, q, now)) {
+    if (head === undefined || head === owner || bargeOpen(r, q, now, owner, head)) {
       r.hdel(q.tickets, owner);
       if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, now);
       r.hset(q.lock, owner, 1);
@@ -190,7 +190,7 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
     r.del(q.queue, q.deadlines, q.tickets);
     return [2, 0];
   }
-  if (bargeOpen(r, q, now)) {
+  if (bargeOpen(r, q, now, owner, head)) {
     // The lock stays free for whoever asks first; the head hears of it once per tenure.
     if (r.hget(q.tickets, '#woken') === undefined) {
       r.hset(q.tickets, '#woken', 1);
