@@ -70,7 +70,7 @@ export class MasterStore implements Store {
       acquire: (k, owner, lease, heartbeat, wait, window, timeout, held) => this.queueAcquire(k, owner, lease, heartbeat, wait, window, timeout, held),
       release: (k, owner, timeout, held, window) => this.queueRelease(k, owner, timeout, held, window),
       leave: (k, owner, timeout, wait, window) =>
-        withTimeout(releaseScripts.queueLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, k.fairChannel, this.publish, wait, window]), timeout, 'leave the queue of', k.name),
+        withTimeout(releaseScripts.queueLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, wait, window, this.publish]), timeout, 'leave the queue of', k.name),
     };
   }
 
@@ -219,7 +219,7 @@ export class MasterStore implements Store {
     let sentAt = 0;
     const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
     // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
-    const args: acquireScripts.QueueAcquireArgs = [owner, lease, heartbeat, wait ?? '', window, k.fairChannel, this.publish, this.keyRetention, this.sync ? '0' : '1'];
+    const args = acquireScripts.queueAcquireArgs(owner, lease, wait ?? '', window, heartbeat, this.keyRetention, this.publish, !this.sync);
     const send = () => {
       sentAt = now();
       return this.sync ? this.sync.acquire(acquireScripts.queueAcquire, keys, args, k, owner, held, timeout) : acquireScripts.queueAcquire.run(this.connection, keys, args);
@@ -231,8 +231,7 @@ export class MasterStore implements Store {
   }
 
   private queueRelease(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
-    const grant = this.sync ? '0' : '1';
-    const call = releaseScripts.queueRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], [owner, k.fairChannel, this.publish, held, grant, this.keyRetention, window]);
+    const call = releaseScripts.queueRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], releaseScripts.queueReleaseArgs(owner, held, window, this.keyRetention, this.publish, !this.sync));
     return this.once.release(k, owner, held, timeout, call, identity);
   }
 

@@ -19,6 +19,10 @@
 -- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
 
+-- A waiter's heartbeat lease when the call leaves it off: the client's default
+-- watchdogTimeout (the client reads it from this source, one constant per line).
+local HEARTBEAT = 30000
+
 local function clock()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -3,19 +3,23 @@
 -- place). See _queue.lua.
 -- KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] queue, KEYS[4] deadlines,
 -- KEYS[5] tickets.
--- ARGV[1] owner, ARGV[2] lease ms, ARGV[3] heartbeat lease ms (a waiter's place lives
--- that long after its last attempt), ARGV[4] the wait's id ('' for one attempt: never
--- joins), ARGV[5] barging window ms (0: the fair lock), ARGV[6] wake-up channel,
--- ARGV[7] 'publish' or 'spublish', ARGV[8] key retention ms (the counter's TTL),
--- ARGV[9] '1' when a release or this call may grant the head, '0' to wake it instead.
+-- ARGV[1] owner, ARGV[2] lease ms, then what the caller leaves off at its default (each
+-- argument costs the client; an uncontended lock() sends the first four): ARGV[3] the
+-- wait's id ('' or absent: one attempt, never joins), ARGV[4] barging window ms (absent:
+-- 0, the fair lock), ARGV[5] heartbeat lease ms (a waiter's place lives that long after
+-- its last attempt; absent: HEARTBEAT), ARGV[6] key retention ms (the counter's TTL;
+-- absent: RETENTION), ARGV[7] 'spublish' to publish sharded (absent or 'publish'),
+-- ARGV[8] '0' when the head must be woken rather than granted (syncReplicas; absent: '1').
+-- The wake-up channel is KEYS[1]..':next' (LockKeys.fairChannel).
 -- Returns {1, token} when held, {1, token, pttl} when this takes up a grant (its lease
 -- runs from the grant: the caller counts only what is left of it), {0, pttl, isHead,
 -- counter, windowLeft} otherwise: counter, the name's last token, dates the refusal for
 -- a grant that comes in a message (engine/queue-waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
 local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
-  window = tonumber(ARGV[5]), channel = ARGV[6], how = ARGV[7], retention = tonumber(ARGV[8])}
-local owner, lease, heartbeat, wait = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+  window = tonumber(ARGV[4]) or 0, channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
+  retention = tonumber(ARGV[6]) or RETENTION}
+local owner, lease, wait, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] or '', tonumber(ARGV[5]) or HEARTBEAT
 
 -- Free, nobody queued and no ticket left (the uncontended call): taken, without reading
 -- the clock. A ticket left (a grant's mark that outlived its grant) goes the long way,
@@ -57,7 +61,7 @@ if redis.call('exists', q.lock) == 0 then
     return {1, mint(q.fence, q.retention)}
   end
   -- Free, and the head's window is over: the lock is the head's.
-  grantHead(q, head, now, ARGV[9] == '1')
+  grantHead(q, head, now, ARGV[8] ~= '0')
 end
 
 if wait ~= '' then

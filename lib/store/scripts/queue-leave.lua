@@ -2,11 +2,11 @@
 -- queue at once. A grant made to its wait that it never took up is given back; if the
 -- lock is free then, the head is told (see _queue.lua).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] tickets.
--- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish', ARGV[4] the
--- wait's id, ARGV[5] barging window ms.
+-- ARGV[1] owner, ARGV[2] the wait's id, ARGV[3] barging window ms, ARGV[4] 'publish' or
+-- 'spublish'. The wake-up channel is KEYS[1]..':next'.
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
-  channel = ARGV[2], how = ARGV[3], window = tonumber(ARGV[5])}
-local owner, wait = ARGV[1], ARGV[4]
+  channel = KEYS[1] .. ':next', how = ARGV[4], window = tonumber(ARGV[3])}
+local owner, wait = ARGV[1], ARGV[2]
 local ticket = redis.call('hget', q.tickets, owner) or ''
 if string.match(ticket, '^g ' .. wait .. ' %d+$') then
   redis.call('hdel', q.tickets, owner)

@@ -3,20 +3,23 @@
 -- window still runs (see _queue.lua).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] fencing counter,
 -- KEYS[5] tickets.
--- ARGV[1] owner, ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish',
--- ARGV[4] levels the client holds before this release (1 for the last), ARGV[5] '1' to
--- grant the head, '0' to wake it, ARGV[6] key retention ms, ARGV[7] barging window ms.
+-- ARGV[1] owner, then what the caller leaves off at its default: ARGV[2] levels the
+-- client holds before this release (absent: 1, the last), ARGV[3] barging window ms
+-- (absent: 0), ARGV[4] key retention ms (absent: RETENTION), ARGV[5] 'spublish' to
+-- publish sharded (absent or 'publish'), ARGV[6] '0' to wake the head rather than grant
+-- it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
 -- Returns {0} not held, {1, count} still held, {2, waiters} released, {2, waiters,
 -- grant} released and granted to the head (grant: its message).
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
-  channel = ARGV[2], how = ARGV[3], retention = tonumber(ARGV[6]), window = tonumber(ARGV[7])}
+  channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
+  window = tonumber(ARGV[3]) or 0}
 local owner = ARGV[1]
 local held = tonumber(redis.call('hget', q.lock, owner) or '0')
 if held == 0 then return {0} end
 -- Fewer levels than the client holds: this release ran already and its reply was lost
 -- with the connection (the client resent it). A second decrement could free the lock
 -- under an owner that still holds a level.
-if held < tonumber(ARGV[4]) then return {1, held} end
+if held < (tonumber(ARGV[2]) or 1) then return {1, held} end
 local count = redis.call('hincrby', q.lock, owner, -1)
 if count > 0 then return {1, count} end
 redis.call('del', q.lock)
@@ -38,5 +41,5 @@ if bargeOpen(q, now, owner, head) then
   if redis.call('hsetnx', q.tickets, '#woken', 1) == 1 then wakeOwner(q.channel, head, q.how) end
   return {2, redis.call('llen', q.queue)}
 end
-local grant = grantHead(q, head, now, ARGV[5] == '1')
+local grant = grantHead(q, head, now, ARGV[6] ~= '0')
 return {2, redis.call('llen', q.queue), grant}
