@@ -20,11 +20,14 @@ if held == 0 then return {0} end
 -- with the connection (the client resent it). A second decrement could free the lock
 -- under an owner that still holds a level.
 if held < (tonumber(ARGV[2]) or 1) then return {1, held} end
-local count = redis.call('hincrby', q.lock, owner, -1)
-if count > 0 then return {1, count} end
+if held > 1 then return {1, redis.call('hincrby', q.lock, owner, -1)} end
+-- The last level: the key goes (it holds no other owner).
 redis.call('del', q.lock)
--- Nobody queued: the tickets can hold only this owner's mark (a grant it took up).
-if redis.call('exists', q.queue) == 0 then
+-- Nobody queued (the uncontended release stops here): the tickets can hold only this
+-- owner's mark (a grant it took up).
+local queued = redis.call('exists', q.queue, q.tickets)
+if queued == 0 then return {2, 0} end
+if queued == 1 and redis.call('exists', q.queue) == 0 then
   redis.call('del', q.tickets)
   return {2, 0}
 end
