@@ -35,8 +35,8 @@ export type AcquireResult = Granted | Refused;
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /** granted: the release granted the queue's head the lock; its message, 'owner wait token'. */
-  | { kind: 'released'; receivers: number; granted?: string };
+  /** granted: the grants the release made to waiters at the queue's head; their messages, 'owner wait token'. */
+  | { kind: 'released'; receivers: number; granted?: readonly string[] };
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one
