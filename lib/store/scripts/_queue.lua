@@ -18,6 +18,7 @@
 -- re-locks at once keeps going without a message per section. The server's clock is the
 -- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
+-- The semaphore waits on this queue too (_semaphore.lua).
 
 local function clock()
   local t = redis.call('time')
