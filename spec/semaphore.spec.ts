@@ -3,7 +3,10 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, LockTimeoutError, LockUnavailableError, type Connection, type LostEvent, type Permit } from '../lib';
 import { startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../scripts/servers';
+import { observeChannels } from './helpers/channel-observer';
 import { closeConnection, lockCluster, lockConnection } from './helpers/clients';
+import { commandCalls } from './helpers/command-stats';
+import * as sources from '../lib/store/scripts/sources';
 import { unconnectedClient } from './helpers/unconnected';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
@@ -62,6 +65,8 @@ describe('on one master', () => {
   /** Every key of the semaphores (locks would show up here too). */
   const leftovers = () => redis.keys('holdfast:*');
   const queue = (s: string) => redis.lrange(`${semKey(s)}:queue`, 0, -1);
+  /** Script calls the server has run so far. */
+  const scriptCalls = () => commandCalls(redis, 'evalsha', 'eval');
 
   beforeAll(async () => {
     server = await startServer();
@@ -202,6 +207,101 @@ describe('on one master', () => {
     expect(await leftovers()).toEqual([]);
   });
 
+  it("a release grants the queue's head its permits in the same script and tells that waiter alone: it holds them without another attempt", async () => {
+    const s = name();
+    const holder = await client().getSemaphore(s, 2).acquire({ permits: 2, leaseTime: 20_000 });
+    // A 30 s heartbeat lease: the waiter asks again on its own only every 10 s.
+    const sem = client({ watchdogTimeout: 30_000 }).getSemaphore(s, 2);
+    const observer = await observeChannels(redis, `${semKey(s)}:next`);
+    try {
+      const before = await scriptCalls();
+      const waiting = sem.acquire({ permits: 1 });
+      // Its first attempt, refused; subscribed; its second, refused: then it sleeps.
+      await waitFor(async () => (await scriptCalls()) - before >= 2, { message: 'the waiter asked twice' });
+      await waitFor(async () => (await queue(s)).length === 1, { message: 'the waiter queued' });
+      const asked = await scriptCalls();
+      await holder.release();
+      const permit = await withTimeout(waiting, 2_000, 'the waiter got its permit');
+      // The release was the only script call: the waiter took the grant from its message.
+      expect((await scriptCalls()) - asked).toBe(1);
+      expect(await observer.counts()).toEqual({ own: 1, shared: 0 });
+      expect(observer.own[0]).toMatch(new RegExp(`^${permit.id} w\\w+ \\d+$`));
+      expect(await sem.availablePermits()).toBe(1);
+      await permit.release();
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      observer.close();
+    }
+  });
+
+  it('grants, in arrival order, every waiter at the head whose permits fit, and none past the first that does not', async () => {
+    const s = name();
+    const holder = await client().getSemaphore(s, 4).acquire({ permits: 4, leaseTime: 20_000 });
+    const observer = await observeChannels(redis, `${semKey(s)}:next`);
+    try {
+      // Each waiter in a client of its own with a 30 s heartbeat lease: it asks again on
+      // its own only every 10 s, so every grant below is a release's.
+      const order: string[] = [];
+      const wait = async (label: string, permits: number) => {
+        const pending = client({ watchdogTimeout: 30_000 })
+          .getSemaphore(s, 4)
+          .acquire({ permits })
+          .then((permit) => {
+            order.push(label);
+            return permit;
+          });
+        await waitFor(async () => (await queue(s)).length === 'abc'.indexOf(label) + 1, { message: `${label} queued` });
+        // Wrapped: an async function's result would be the permit itself.
+        return { pending };
+      };
+      const { pending: a } = await wait('a', 3);
+      const { pending: b } = await wait('b', 2);
+      const { pending: c } = await wait('c', 1);
+      await holder.release();
+      // a's 3 fit; b's 2 do not (3 + 2 > 4), and c's 1, which would fit, may not pass b.
+      const first = await withTimeout(a, 2_000, 'a granted');
+      expect(await observer.counts()).toEqual({ own: 1, shared: 0 });
+      expect(await queue(s)).toHaveLength(2);
+      expect(order).toEqual(['a']);
+      await first.release();
+      // One release, two grants: b's 2 and c's 1 fit the 4 together.
+      const [second, third] = await withTimeout(Promise.all([b, c]), 2_000, 'b and c granted');
+      expect(await observer.counts()).toEqual({ own: 3, shared: 0 });
+      expect(order.slice(0, 1)).toEqual(['a']);
+      await second.release();
+      await third.release();
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      observer.close();
+    }
+  });
+
+  it('counts a grant whose message was lost from no later than the grant: taken up by the next heartbeat, the holder hears lost before the permit expires', async () => {
+    const s = name();
+    const holder = await client({ watchdogTimeout: 30_000 }).getSemaphore(s, 1).acquire();
+    // Heartbeat 1.5 s: the waiter asks again every 500 ms, and takes the grant up then.
+    const waiterClient = client({ watchdogTimeout: 1_500 });
+    const got = waiterClient.getSemaphore(s, 1).acquire({ leaseTime: 2_000 });
+    await waitFor(async () => (await queue(s)).length === 1 && ((await redis.pubsub('CHANNELS', `*${s}*`)) as string[]).length > 0, { message: 'the waiter queued and subscribed' });
+    // Right after one of the waiter's heartbeats (its ticket is rewritten), so that its
+    // next attempt, which takes the grant up, comes most of a heartbeat after the grant.
+    const tickets = `${semKey(s)}:tickets`;
+    const ticket = JSON.stringify(await redis.hvals(tickets));
+    await waitFor(async () => JSON.stringify(await redis.hvals(tickets)) !== ticket, { interval: 2, message: 'a heartbeat of the waiter' });
+    // The grant's message is lost: the subscriber connections are dropped as it goes out.
+    await redis.client('KILL', 'TYPE', 'pubsub');
+    await holder.release();
+    const lost = nextEvent<LostEvent>(waiterClient, 'lost', 10_000).then((e) => ({ ...e, at: performance.now() }));
+    const permit = await withTimeout(got, 5_000, 'the waiter took the grant up');
+    const asked = performance.now();
+    const [expiry, [seconds, micros]] = await Promise.all([redis.zscore(`${semKey(s)}:expiry`, permit.id), redis.time()]);
+    // The permit expires no earlier than this; the waiter's client-side deadline must come first.
+    const expiresAt = asked + Number(expiry) - (Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000));
+    const { reason, at } = await lost;
+    expect(reason).toBe('expired');
+    expect(at).toBeLessThanOrEqual(expiresAt);
+  }, 20_000);
+
   it("a SIGKILLed holder's permits come back within its lease", async () => {
     const s = name();
     const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/semaphore-holder.ts', String(server.port), s, '3', '3'], {
@@ -323,6 +423,79 @@ describe('on one master', () => {
         throw mine;
       }),
     ).rejects.toBe(mine);
+  });
+});
+
+describe('sem-acquire.lua, sem-release.lua and sem-leave.lua with a grant', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  const lease = 10_000;
+  const heartbeat = 30_000;
+  const keys = (s: string) => ['', ':expiry', ':queue', ':deadlines', ':tickets'].map((suffix) => `${semKey(s)}${suffix}`);
+  const acquire = (s: string, id: string, permits: number, wait: string) =>
+    redis.eval(sources.semAcquire, 5, ...keys(s), id, permits, 2, lease, heartbeat, wait, 'ch', 'publish') as Promise<(number | string)[]>;
+  const release = (s: string, id: string) => redis.eval(sources.semRelease, 5, ...keys(s), id, 1, 'ch', 'publish') as Promise<(number | string)[]>;
+  const leave = (s: string, id: string, wait: string) => redis.eval(sources.semLeave, 5, ...keys(s), id, wait, 'ch', 'publish');
+
+  beforeAll(async () => {
+    server = await startServer();
+    redis = new Redis(server.port, '127.0.0.1');
+  });
+  afterEach(() => redis.flushall());
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  it("answers the granted wait's next attempt with that grant and what is left of its lease; a resend of it is a level, not more permits", async () => {
+    const s = name();
+    expect(await acquire(s, 'h:1:a:1', 2, '')).toEqual([1]);
+    expect(await acquire(s, 'h:1:b:1', 1, 'w1')).toEqual([0, expect.any(Number), 1, 0]);
+    const [kind, waiters, grant] = await release(s, 'h:1:a:1');
+    expect([kind, waiters]).toEqual([2, 0]);
+    expect(grant).toMatch(/^h:1:b:1 w1 \d+$/);
+    expect(await redis.hget(semKey(s), 'h:1:b:1')).toBe('1,1');
+    const [taken, left] = await acquire(s, 'h:1:b:1', 1, 'w1');
+    expect(taken).toBe(1);
+    expect(left).toBeGreaterThan(lease - 1_000);
+    expect(left).toBeLessThanOrEqual(lease);
+    expect(await acquire(s, 'h:1:b:1', 1, 'w1')).toEqual([1]);
+    expect(await redis.hget(semKey(s), 'h:1:b:1')).toBe('1,2');
+  });
+
+  it('gives back, with the leave of its wait, a grant never taken up, and grants the next waiter', async () => {
+    const s = name();
+    await acquire(s, 'h:1:a:1', 2, '');
+    await acquire(s, 'h:1:b:1', 2, 'w1');
+    await acquire(s, 'h:1:c:1', 1, 'w2');
+    const [, , grant] = await release(s, 'h:1:a:1');
+    expect(grant).toMatch(/^h:1:b:1 w1 /);
+    // b holds both permits, unread; c waits behind it.
+    expect(await redis.hget(semKey(s), 'used')).toBe('2');
+    await leave(s, 'h:1:b:1', 'w1');
+    expect(await redis.hget(semKey(s), 'h:1:b:1')).toBeNull();
+    // The permits given back went on to c, the next in the queue.
+    expect(await redis.hget(semKey(s), 'h:1:c:1')).toBe('1,1');
+    expect(await redis.hget(`${semKey(s)}:tickets`, 'h:1:c:1')).toMatch(/^g w2 \d+$/);
+    await leave(s, 'h:1:c:1', 'w2');
+    expect(await redis.keys('holdfast:*')).toEqual([]);
+  });
+
+  it('counts a grant stamp above every refusal before it, across a fresh start of the name', async () => {
+    const s = name();
+    await acquire(s, 'h:1:a:1', 2, '');
+    const refused = await acquire(s, 'h:1:b:1', 1, 'w1');
+    const [, , grant] = await release(s, 'h:1:a:1');
+    const stamp = Number(String(grant).split(' ')[2]);
+    expect(stamp).toBeGreaterThan(Number(refused[3]));
+    await release(s, 'h:1:b:1');
+    expect(await redis.keys('holdfast:*')).toEqual([]);
+    // Afresh, the stamps start from the server's clock: above every stamp before.
+    await acquire(s, 'h:1:c:1', 2, '');
+    await acquire(s, 'h:1:d:1', 1, 'w2');
+    const [, , next] = await release(s, 'h:1:c:1');
+    expect(Number(String(next).split(' ')[2])).toBeGreaterThan(stamp);
+    await release(s, 'h:1:d:1');
   });
 });
 

@@ -11,7 +11,7 @@ export interface ReleaseHost {
   readonly holds: HoldRegistry;
   timeoutFor(lease: number): number;
   error(error: unknown): void;
-  /** A release granted the queue's head: its message ('owner wait token') may name a wait of this client's. */
+  /** A release granted waiters at the queue's head: a message ('owner wait token') may name a wait of this client's. */
   readonly waits: { granted(message: string): void };
 }
 
@@ -92,7 +92,7 @@ async function releaseLast(engine: ReleaseHost, hold: Hold): Promise<void> {
     case 'released':
       hold.finishRelease();
       // The head may be a wait of this client: handed over now, not after the message's trip.
-      if (result.granted !== undefined) engine.waits.granted(result.granted);
+      if (result.granted !== undefined) for (const message of result.granted) engine.waits.granted(message);
       return;
   }
 }

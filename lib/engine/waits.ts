@@ -249,6 +249,6 @@ export class Waits {
 
 /** The grant a wait's message brought: its lease counted from `floor`, a send before the grant (see Waits.wait). */
 function takeUp(wait: Wait, floor: number): Granted {
-  const { lease } = wait.request;
-  return { granted: true, token: wait.granted ?? 0, validUntil: floor + lease - safety(lease) };
+  const { lease, primitive } = wait.request;
+  return { granted: true, token: primitive.unfenced ? 0 : (wait.granted ?? 0), validUntil: floor + lease - safety(lease) };
 }

@@ -25,6 +25,11 @@ export interface Primitive {
   /** Name in events and metrics. */
   readonly kind: PrimitiveKind;
   readonly waits: WaitStyle;
+  /**
+   * Its holds carry no fencing token (the semaphore): their token is 0, and the number in
+   * a grant's message only dates the grant (engine/waits.ts). Absent: it is the token.
+   */
+  readonly unfenced?: true;
   /** The watchdog's renewal of its holds; absent: the lock hash's (renew.lua). */
   readonly renewal?: RenewScript;
   /**

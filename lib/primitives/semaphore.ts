@@ -8,13 +8,13 @@ export type SemaphoreKind = (limit: number, permits: number) => Primitive;
 /**
  * The semaphore (getSemaphore): each acquisition is a hold of its own, its owner id
  * (used once) the permit's id in Redis, so permits never reenter. Waiters queue in
- * Redis in arrival order (waits 'queue'); a release wakes, by id, the waiters at
- * the head that fit. The permit count lives in this object, made per acquisition, so
- * a hold's release and leave know it.
+ * Redis in arrival order (waits 'queue', scripts/_semaphore.lua); a release grants the
+ * freed permits on to the waiters at the head that fit, each told by one message. The
+ * permit count lives in this object, made per acquisition, so its attempts know it.
  *
  * Permits carry no fencing token: several holders of one name are legitimate at once,
  * so a guarded resource could not refuse "older" ones as it does for a lock (the
- * hold's token is 0).
+ * hold's token is 0; a grant's number in its message only dates the grant).
  *
  * Throws up front where the topology has none: quorum mode (permits granted on
  * majorities of masters that each admit `limit` could add up to more than `limit`),
@@ -33,8 +33,9 @@ export function semaphoreKind(store: Store, heartbeat: number): SemaphoreKind {
     kind: 'semaphore',
     waits: 'queue',
     renewal: sem.renewal,
-    attempt: (_store, keys, id, lease, _held, timeout, wait) => sem.acquire(keys, id, permits, limit, lease, heartbeat, wait !== undefined, timeout),
+    unfenced: true,
+    attempt: (_store, keys, id, lease, _held, timeout, wait) => sem.acquire(keys, id, permits, limit, lease, heartbeat, wait, timeout),
     release: (_store, keys, id, held, timeout) => sem.release(keys, id, timeout, held),
-    leave: (_store, keys, id, timeout) => sem.leave(keys, id, permits, timeout),
+    leave: (_store, keys, id, timeout, wait) => sem.leave(keys, id, timeout, wait),
   });
 }

@@ -26,7 +26,8 @@ export interface LockKeys {
 
 export type Granted = { granted: true; token: number; validUntil: number };
 /**
- * counter: the name's last token when the attempt ran; head: the caller heads the queue;
+ * counter: the name's last token when the attempt ran (the semaphore's: its last grant's
+ * stamp), which dates a grant's message against it; head: the caller heads the queue;
  * windowLeft: ms until the head's barging window ends (0: none runs), when head.
  */
 export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean; windowLeft?: number };
@@ -35,8 +36,8 @@ export type AcquireResult = Granted | Refused;
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /** granted: the release granted the queue's head the lock; its message, 'owner wait token'. */
-  | { kind: 'released'; receivers: number; granted?: string };
+  /** granted: the grants the release made to waiters at the queue's head; their messages, 'owner wait token'. */
+  | { kind: 'released'; receivers: number; granted?: readonly string[] };
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one
@@ -87,13 +88,16 @@ export interface SemaphoreStore {
   /** The watchdog's batch renewal of permits. */
   readonly renewal: RenewScript;
   /**
-   * Takes `permits` of `limit` for id, in queue order; `enqueue` joins (or heartbeats)
-   * the queue when not granted. Rejects with a final LockError when Redis keeps
-   * another limit for the name.
+   * Takes `permits` of `limit` for id, in queue order, or takes up a grant a release
+   * made to the wait `wait`, which joins (or heartbeats) the queue when not granted
+   * (undefined: one attempt, never queued). Rejects with a final LockError when Redis
+   * keeps another limit for the name.
    */
-  acquire(keys: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult>;
+  acquire(keys: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, wait: string | undefined, timeout: number): Promise<AcquireResult>;
+  /** A release grants the freed permits on, in arrival order, to the waiters at the head that fit (their messages in `granted`). */
   release(keys: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult>;
-  leave(keys: LockKeys, id: string, permits: number, timeout: number): Promise<void>;
+  /** The wait `wait` gives up: id leaves the queue, and a grant made to that wait and never taken up is given back. */
+  leave(keys: LockKeys, id: string, timeout: number, wait: string): Promise<void>;
   /** Permits held now (leases not run out); rejects as acquire when the limits differ. */
   held(keys: LockKeys, limit: number, timeout: number): Promise<number>;
 }

@@ -5,14 +5,14 @@ import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { safety } from '../lease-margin.js';
 import type { PublishVerb } from '../scripts/acquire.js';
-import { queueMember, semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
+import { semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../types.js';
 import type { ExactlyOnce } from './exactly-once.js';
 
 const now = () => performance.now();
 
-/** The keys every semaphore script takes (H, Z, Q, D of _semPrune.lua): one `{name}` hash tag, one slot. */
-const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines];
+/** The keys every semaphore script takes (sem, expiry, and the queue's of _semaphore.lua): one `{name}` hash tag, one slot. */
+const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines, k.tickets];
 
 /**
  * The semaphore on one master or a Cluster (MasterStore's `semaphore` capability).
@@ -35,7 +35,7 @@ const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k
  *   attempt's levels were settled would take a permit the client holds.
  */
 export class MasterSemaphore implements SemaphoreStore {
-  readonly renewal: RenewScript = { script: semRenew, arity: 4, keys: semKeys };
+  readonly renewal: RenewScript = { script: semRenew, arity: 5, keys: semKeys };
   private readonly publish: PublishVerb;
 
   constructor(
@@ -47,16 +47,21 @@ export class MasterSemaphore implements SemaphoreStore {
     this.publish = connection.isCluster ? 'spublish' : 'publish';
   }
 
-  async acquire(k: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, enqueue: boolean, timeout: number): Promise<AcquireResult> {
+  async acquire(k: LockKeys, id: string, permits: number, limit: number, lease: number, heartbeat: number, wait: string | undefined, timeout: number): Promise<AcquireResult> {
     const earlier = this.once.settled(k, id, timeout);
     const left = earlier ? await earlier : timeout;
     const sentAt = now();
-    const call = semAcquire.run(this.connection, semKeys(k), [id, permits, limit, lease, heartbeat, enqueue ? '1' : '0', k.fairChannel, this.publish]);
+    const call = semAcquire.run(this.connection, semKeys(k), [id, permits, limit, lease, heartbeat, wait ?? '', k.fairChannel, this.publish]);
     const reply = await this.grant(k, id, left, call);
-    // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
-    if (reply.granted) return { granted: true, token: 0, validUntil: sentAt + lease - safety(lease) };
+    if (reply.granted) {
+      // A grant a release made before this call counts only what is left of its lease.
+      // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
+      const lasts = reply.pttl === undefined ? lease : Math.min(lease, reply.pttl);
+      return { granted: true, token: 0, validUntil: sentAt + lasts - safety(lease) };
+    }
     if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
-    return { granted: false, pttl: reply.pttl, head: reply.head };
+    // The stamp dates the refusal for a grant that comes in a message (engine/waits.ts).
+    return { granted: false, pttl: reply.pttl, head: reply.head, counter: reply.stamp };
   }
 
   release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
@@ -64,8 +69,8 @@ export class MasterSemaphore implements SemaphoreStore {
     return this.once.release(k, id, held, timeout, call, identity);
   }
 
-  async leave(k: LockKeys, id: string, permits: number, timeout: number): Promise<void> {
-    await withTimeout(semLeave.run(this.connection, semKeys(k), [queueMember(id, permits), k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name);
+  async leave(k: LockKeys, id: string, timeout: number, wait: string): Promise<void> {
+    await withTimeout(semLeave.run(this.connection, semKeys(k), [id, wait, k.fairChannel, this.publish]), timeout, 'leave the queue of', k.name);
   }
 
   async held(k: LockKeys, limit: number, timeout: number): Promise<number> {

@@ -18,6 +18,7 @@
 -- re-locks at once keeps going without a message per section. The server's clock is the
 -- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
+-- The semaphore waits on this queue too (_semaphore.lua).
 
 -- A waiter's heartbeat lease when the call leaves it off: the client's default
 -- watchdogTimeout (the client reads it from this source, one constant per line).
@@ -34,13 +35,14 @@ local function newHead(q, now)
   if not head then return end
   redis.call('hset', q.tickets, '#head', now)
   redis.call('hdel', q.tickets, '#woken')
-  if redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
+  if q.lock and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
--- Waiters whose heartbeat deadline passed (their process died) leave the queue.
+-- Waiters whose heartbeat deadline passed (their process died) leave the queue. Returns
+-- how many left.
 local function prune(q, now)
   local dead = redis.call('zrangebyscore', q.deadlines, '-inf', now)
-  if #dead == 0 then return end
+  if #dead == 0 then return 0 end
   local head = redis.call('lindex', q.queue, 0)
   for _, owner in ipairs(dead) do
     redis.call('lrem', q.queue, 0, owner)
@@ -48,6 +50,7 @@ local function prune(q, now)
     redis.call('hdel', q.tickets, owner)
   end
   if redis.call('lindex', q.queue, 0) ~= head then newHead(q, now) end
+  return #dead
 end
 
 -- `owner` leaves the queue (it holds the lock now, or gave up). The queue's keys go with
@@ -83,26 +86,56 @@ local function windowLeft(q, now)
   return math.max(0, tonumber(redis.call('hget', q.tickets, '#head') or '0') + q.window - now)
 end
 
--- Gives the free lock to the head `head`: its owner under the lease its ticket asks for,
--- a token minted, the ticket becomes the grant's mark and 'owner wait token' goes to the
--- head's client channel (one message; the releasing client hands it to its own wait from
--- the reply). The head is only woken to ask instead when grants are not `allowed`
--- (syncReplicas: WAIT must follow a grant, which only the grantee's own call can send),
--- or its ticket is missing or older than half its lease (the hold would start with too
--- little of it left). Returns the grant's message, or nil.
-local function grantHead(q, head, now, allowed)
-  local wait, lease, at = string.match(redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)$')
-  lease = tonumber(lease)
-  if not allowed or not wait or now - tonumber(at) > lease / 2 then
+-- `owner`, refused, joins the queue after `head` (nil: empty) or keeps its place, with
+-- `ticket`; returns the head. The queue outlives its last heartbeat by at most two
+-- heartbeat leases: no leak when every waiter dies.
+local function enqueue(q, owner, head, ticket, heartbeat, now)
+  if not redis.call('zscore', q.deadlines, owner) then
+    redis.call('rpush', q.queue, owner)
+    if not head then
+      head = owner
+      redis.call('hset', q.tickets, '#head', now)
+    end
+  end
+  redis.call('zadd', q.deadlines, now + heartbeat, owner)
+  redis.call('hset', q.tickets, owner, ticket)
+  for _, k in ipairs({q.queue, q.deadlines, q.tickets}) do
+    if redis.call('pttl', k) < heartbeat * 2 then redis.call('pexpire', k, heartbeat * 2) end
+  end
+  return head
+end
+
+-- The token of the grant made to `owner`'s wait `wait` while it stands untaken, or nil.
+local function grantMark(q, owner, wait)
+  if wait == '' then return nil end
+  return string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
+end
+
+-- Grants `head` what its ticket asks for: `give(lease)` makes the primitive's hold and
+-- returns its token; the ticket becomes the grant's mark, and 'owner wait token' goes to
+-- the head's client channel (the releasing client also hands it to its own wait from the
+-- reply). Woken to ask instead: a head with no `give` (no grant allowed), or whose ticket
+-- is older than half its lease (too little of it would be left). Returns the message.
+local function grantTo(q, head, now, give)
+  local wait, lease, at = string.match(redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)')
+  if not give or not wait or now - tonumber(at) > tonumber(lease) / 2 then
     wakeOwner(q.channel, head, q.how)
     return nil
   end
-  redis.call('hset', q.lock, head, 1)
-  redis.call('pexpire', q.lock, lease)
-  local token = string.format('%.0f', mint(q.fence, q.retention))
+  local token = give(tonumber(lease))
   redis.call('hset', q.tickets, head, 'g ' .. wait .. ' ' .. token)
   dequeue(q, head, now)
   local message = head .. ' ' .. wait .. ' ' .. token
   notify(q.channel .. ':' .. clientOf(head), message, q.how)
   return message
+end
+
+-- Gives the free lock to the head and mints its token (grantTo). Not `allowed` with
+-- syncReplicas: WAIT must follow a grant, which only the grantee's own call can send.
+local function grantHead(q, head, now, allowed)
+  return grantTo(q, head, now, allowed and function(lease)
+    redis.call('hset', q.lock, head, 1)
+    redis.call('pexpire', q.lock, lease)
+    return string.format('%.0f', mint(q.fence, q.retention))
+  end)
 end

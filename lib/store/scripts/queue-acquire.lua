@@ -36,12 +36,10 @@ prune(q, now)
 if redis.call('hexists', q.lock, owner) == 1 then
   -- A release granted this wait the lock and its message has not been read: the grant,
   -- not another level.
-  if wait ~= '' then
-    local granted = string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
-    if granted then
-      redis.call('hdel', q.tickets, owner)
-      return {1, tonumber(granted), redis.call('pttl', q.lock)}
-    end
+  local granted = grantMark(q, owner, wait)
+  if granted then
+    redis.call('hdel', q.tickets, owner)
+    return {1, tonumber(granted), redis.call('pttl', q.lock)}
   end
   redis.call('hincrby', q.lock, owner, 1)
   -- A reentry may extend the lease but never shortens what the outer hold was given.
@@ -64,21 +62,6 @@ if redis.call('exists', q.lock) == 0 then
   grantHead(q, head, now, ARGV[8] ~= '0')
 end
 
-if wait ~= '' then
-  if not redis.call('zscore', q.deadlines, owner) then
-    redis.call('rpush', q.queue, owner)
-    if not head then
-      head = owner
-      redis.call('hset', q.tickets, '#head', now)
-    end
-  end
-  redis.call('zadd', q.deadlines, now + heartbeat, owner)
-  redis.call('hset', q.tickets, owner, wait .. ' ' .. lease .. ' ' .. now)
-  -- The queue outlives its last heartbeat by at most two heartbeat leases: no leak when
-  -- every waiter dies.
-  for _, k in ipairs({q.queue, q.deadlines, q.tickets}) do
-    if redis.call('pttl', k) < heartbeat * 2 then redis.call('pexpire', k, heartbeat * 2) end
-  end
-end
+if wait ~= '' then head = enqueue(q, owner, head, wait .. ' ' .. lease .. ' ' .. now, heartbeat, now) end
 local isHead = head == owner
 return {0, redis.call('pttl', q.lock), isHead and 1 or 0, tonumber(redis.call('get', q.fence) or '0'), isHead and windowLeft(q, now) or 0}

@@ -7,14 +7,13 @@
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
   channel = KEYS[1] .. ':next', how = ARGV[4], window = tonumber(ARGV[3])}
 local owner, wait = ARGV[1], ARGV[2]
-local ticket = redis.call('hget', q.tickets, owner) or ''
-if string.match(ticket, '^g ' .. wait .. ' %d+$') then
+if grantMark(q, owner, wait) then
   redis.call('hdel', q.tickets, owner)
   -- The grant's level (another wait of this owner may hold more).
   if redis.call('hexists', q.lock, owner) == 1 and redis.call('hincrby', q.lock, owner, -1) <= 0 then
     redis.call('del', q.lock)
   end
-elseif string.sub(ticket, 1, #wait + 1) == wait .. ' ' then
+elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
   redis.call('hdel', q.tickets, owner)
 end
 local head = redis.call('lindex', q.queue, 0)

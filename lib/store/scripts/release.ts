@@ -8,9 +8,10 @@ export type ReleaseReply =
   | { kind: 'decremented'; count: number }
   /**
    * receivers: of the 'released' message (quorum); waiters left in the queue (queue).
-   * granted: the queue's head was granted the lock, as its message says ('owner wait token').
+   * granted: the messages of the grants the release made to waiters at the head of the
+   * queue ('owner wait token'): the lock's head, or the semaphore's waiters that fit.
    */
-  | { kind: 'released'; receivers: number; granted?: string };
+  | { kind: 'released'; receivers: number; granted?: readonly string[] };
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
 
@@ -40,7 +41,7 @@ export function releaseArgs(owner: string, held: number, publish: PublishVerb): 
 /** queue-release.lua: KEYS lock, queue, deadlines, fence, tickets; ARGV from queueReleaseArgs(). */
 export const queueRelease = new Script<(string | number)[], ReleaseReply>('queue-release', sources.queueRelease, (raw) => {
   const r = raw as unknown[];
-  return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r[2] === undefined || r[2] === null ? undefined : String(r[2]) } : decode(raw);
+  return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r[2] === undefined || r[2] === null ? undefined : [String(r[2])] } : decode(raw);
 });
 
 /** queue-release.lua's ARGV with trailing defaults left off (see queueAcquireArgs). */

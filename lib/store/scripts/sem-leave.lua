@@ -1,10 +1,13 @@
--- Semaphore: a waiter that gives up (timeout, abort, close) leaves the queue at once;
--- the waiters behind it that fit now are woken, and an unused semaphore is deleted.
--- KEYS[1] H, KEYS[2] Z, KEYS[3] Q, KEYS[4] D.
--- ARGV[1] queue member "<permits>|<id>", ARGV[2] wake-up channel, ARGV[3] 'publish' or 'spublish'.
-local H, Z, Q, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-redis.call('lrem', Q, 0, ARGV[1])
-redis.call('zrem', D, ARGV[1])
-semPrune(H, Z, Q, D, semNow())
-semWake(H, Z, Q, D, ARGV[2], ARGV[3])
+-- Semaphore: a waiter that gives up leaves the queue at once, and gives back a grant its
+-- wait never took up; the waiters that fit then are granted (semGrant). KEYS sem, expiry,
+-- queue, deadlines, tickets. ARGV id, wait id, wake-up channel, 'publish' or 'spublish'.
+local q = {sem = KEYS[1], expiry = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5], channel = ARGV[3], how = ARGV[4]}
+local id = ARGV[1]
+local now = clock()
+-- A permit id waits once: a mark in its name is its wait's grant.
+if grantMark(q, id, ARGV[2]) then semDrop(q, id) end
+redis.call('hdel', q.tickets, id)
+if redis.call('zscore', q.deadlines, id) then dequeue(q, id, now) end
+semPrune(q, now)
+semGrant(q, now)
 return 1
