@@ -1,4 +1,4 @@
-import { safety } from '../store/lease-margin.js';
+import { heldUntil } from '../store/lease-margin.js';
 import type { RenewOutcome, Store } from '../store/types.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
 import type { LockUnavailableError } from '../errors/LockUnavailableError.js';
@@ -32,7 +32,7 @@ export interface ReLeaseHost {
 export async function reLease(host: ReLeaseHost, holds: readonly Hold[], lease: number): Promise<ReLeased[]> {
   const sending = holds.filter((h) => h.joinable);
   if (sending.length === 0) return holds.map(() => 'lost');
-  const bound = now() + lease - safety(lease);
+  const bound = heldUntil(now(), lease);
   for (const hold of sending) {
     hold.fixLease(lease, bound);
     host.watchdog.fixed(hold);

@@ -1,6 +1,6 @@
 import { isFinal } from '../errors/final.js';
 import { LockError } from '../errors/LockError.js';
-import { safety } from '../store/lease-margin.js';
+import { heldUntil } from '../store/lease-margin.js';
 import type { Granted, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { raceAbort } from '../util/abort.js';
@@ -250,5 +250,5 @@ export class Waits {
 /** The grant a wait's message brought: its lease counted from `floor`, a send before the grant (see Waits.wait). */
 function takeUp(wait: Wait, floor: number): Granted {
   const { lease, primitive } = wait.request;
-  return { granted: true, token: primitive.unfenced ? 0 : (wait.granted ?? 0), validUntil: floor + lease - safety(lease) };
+  return { granted: true, token: primitive.unfenced ? 0 : (wait.granted ?? 0), validUntil: heldUntil(floor, lease) };
 }

@@ -1,6 +1,6 @@
 import type { RedisClientPort } from '../client/redis-client.js';
 import { identity, withTimeout } from '../../util/timeout.js';
-import { safety } from '../lease-margin.js';
+import { heldUntil } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
 import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
@@ -147,7 +147,7 @@ export class MasterStore implements Store {
             (reply) => {
               chunk.forEach((i, j) => {
                 const r = reply[j];
-                outcomes[i] = r === 'renewed' ? { ok: true, validUntil: sentAt + items[i].lease - safety(items[i].lease) } : { ok: false, reason: r };
+                outcomes[i] = r === 'renewed' ? { ok: true, validUntil: heldUntil(sentAt, items[i].lease) } : { ok: false, reason: r };
               });
             },
             (error: Error) => {
@@ -252,6 +252,6 @@ export class MasterStore implements Store {
  */
 export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
   if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
-  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : Math.min(lease, reply.pttl);
-  return { granted: true, token: reply.token, validUntil: sentAt + left - safety(lease) };
+  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
+  return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
 }

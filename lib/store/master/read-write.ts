@@ -1,5 +1,5 @@
 import type { RedisClientPort } from '../client/redis-client.js';
-import { safety } from '../lease-margin.js';
+import { heldUntil } from '../lease-margin.js';
 import type { PublishVerb } from '../scripts/acquire.js';
 import * as rw from '../scripts/read-write.js';
 import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../types.js';
@@ -56,7 +56,7 @@ export class MasterReadWrite implements ReadWriteStore {
     };
     const reply = await this.once.grant(k, owner, held, timeout, send, identity);
     if (!reply.granted) return { granted: false, pttl: reply.pttl, head: reply.head };
-    return { granted: true, token: reply.token, validUntil: sentAt + lease - safety(lease) };
+    return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease) };
   }
 
   release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {

@@ -3,7 +3,7 @@ import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { final } from '../../errors/final.js';
 import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
-import { safety } from '../lease-margin.js';
+import { heldUntil } from '../lease-margin.js';
 import type { PublishVerb } from '../scripts/acquire.js';
 import { semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../types.js';
@@ -56,8 +56,7 @@ export class MasterSemaphore implements SemaphoreStore {
     if (reply.granted) {
       // A grant a release made before this call counts only what is left of its lease.
       // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
-      const lasts = reply.pttl === undefined ? lease : Math.min(lease, reply.pttl);
-      return { granted: true, token: 0, validUntil: sentAt + lasts - safety(lease) };
+      return { granted: true, token: 0, validUntil: heldUntil(sentAt, lease, reply.pttl) };
     }
     if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
     // The stamp dates the refusal for a grant that comes in a message (engine/waits.ts).
