@@ -251,7 +251,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
 
   /**
    * Stops the watchdog (held locks expire at the end of their lease), takes this client
-   * off the locks' waiting lists (each leave bounded by a command timeout), drops its
+   * off the queues its waits joined (each leave bounded by a command timeout), drops its
    * subscriptions on the server (bounded by 1 s; not asked when the server is down),
    * rejects pending waits with a LockError, and closes the pub/sub connection it opened.
    * The user's connections stay open: close them after. Afterwards getLock

@@ -23,7 +23,7 @@ export interface WaitHost {
   readonly store: Store;
   readonly closed: boolean;
   /**
-   * Resolves once a closing client has left the waiting lists and dropped its
+   * Resolves once a closing client has left the queues and dropped its
    * subscriptions: only then are pending waits rejected, so that a caller who awaits
    * close() before handling them is in time.
    */

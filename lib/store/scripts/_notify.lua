@@ -9,9 +9,9 @@ local function notify(channel, message, how)
   return redis.call('publish', channel, message)
 end
 
--- Wakes the fair queue's waiter `owner` on its client's own channel: the wake-up
+-- Wakes the queue's waiter `owner` on its client's own channel: the wake-up
 -- channel, ':', and the owner id up to its last ':' (host:pid:client:, see
--- handles/owner-id.ts; FairWaits subscribes to it), so that no other client's subscriber
+-- handles/owner-id.ts; engine/key-watch.ts subscribes to it), so that no other client's subscriber
 -- reads, parses and drops the message. Returns the receivers.
 local function wakeOwner(channel, owner, how)
   return notify(channel .. ':' .. (string.match(owner, '^(.*:)') or owner), owner, how)

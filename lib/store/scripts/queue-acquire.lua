@@ -14,7 +14,7 @@
 -- Returns {1, token} when held, {1, token, pttl} when this takes up a grant (its lease
 -- runs from the grant: the caller counts only what is left of it), {0, pttl, isHead,
 -- counter, windowLeft} otherwise: counter, the name's last token, dates the refusal for
--- a grant that comes in a message (engine/queue-waits.ts); windowLeft, ms until the
+-- a grant that comes in a message (engine/waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
 local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
   window = tonumber(ARGV[4]) or 0, channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
