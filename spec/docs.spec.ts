@@ -63,7 +63,7 @@ declare const store: { write(value: string, token: number): Promise<void> };
 declare const ledger: { write(entry: string, token: number): Promise<void> };
 declare const app: { use(middleware: (req: unknown, res: unknown, next: () => void) => unknown): void };
 declare function work(context?: unknown): Promise<void>;
-declare function runJob(): Promise<void>;
+declare function updateInventory(): Promise<void>;
 declare function render(signal: AbortSignal): Promise<string>;
 declare function reserveStock(id: string): Promise<void>;
 declare function print(job: string): Promise<void>;
@@ -104,7 +104,10 @@ function typeCheck(snippets: Map<string, string>): string[] {
 }
 
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-const readmeBlocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+/** The README and the guides it links (docs/guides/*.md): the documentation users read. */
+const pages = ['README.md', ...fs.readdirSync(path.join(root, 'docs', 'guides')).filter((f) => f.endsWith('.md')).map((f) => `docs/guides/${f}`)];
+const pageBlocks = pages.flatMap((page) => [...fs.readFileSync(path.join(root, page), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => ({ page, code: m[1] })));
+const readmeBlocks = pageBlocks.map((b) => b.code);
 const exampleFiles = fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.ts'));
 
 it("states package.json's engines range in the README", () => {
@@ -120,7 +123,7 @@ it('imports ioredis by name in the README and the examples (its default export f
   expect(defaultImports).toEqual([]);
 });
 
-it('has @examples that type-check, as do examples/ and the README snippets with imports, as ES modules under node16', () => {
+it('has @examples that type-check, as do examples/ and the README and guide snippets with imports, as ES modules under node16', () => {
   const snippets = new Map<string, string>();
   for (const file of libSources()) {
     examplesIn(file).forEach((code, i) => snippets.set(`${path.relative(path.join(root, 'lib'), file).replace(/[/\\]/g, '_')}.${i + 1}.mts`, asModule(code)));
@@ -128,6 +131,6 @@ it('has @examples that type-check, as do examples/ and the README snippets with 
   // Every public module documents its methods with examples: finding none means the extraction broke.
   expect([...snippets.keys()].filter((k) => k.startsWith('handles_types.ts.')).length).toBeGreaterThan(10);
   for (const f of exampleFiles) snippets.set(`examples_${f.replace(/\.ts$/, '.mts')}`, fs.readFileSync(path.join(root, 'examples', f), 'utf8'));
-  readmeBlocks.filter((b) => b.startsWith('import ')).forEach((b, i) => snippets.set(`README.${i + 1}.mts`, asModule(b)));
+  pageBlocks.filter((b) => b.code.startsWith('import ')).forEach((b, i) => snippets.set(`${b.page.replace(/[/\\]/g, '_')}.${i + 1}.mts`, asModule(b.code)));
   expect(typeCheck(snippets)).toEqual([]);
 }, 60_000);

@@ -10,6 +10,7 @@ import { FencedStore, saveProfile } from '../examples/fencing';
 import { lockScope, orderService } from '../examples/nested-services';
 import { documents } from '../examples/read-write';
 import { quorumLocks } from '../examples/topologies';
+import { quickStart } from '../examples/quick-start';
 import { nightlyReport } from '../examples/try-lock';
 import { waitFor } from './helpers/wait';
 
@@ -34,7 +35,9 @@ afterAll(async () => {
 });
 
 describe('README', () => {
-  const readme = fs.readFileSync(path.resolve(__dirname, '..', 'README.md'), 'utf8');
+  // The README and its guides (docs/guides/*.md) quote them.
+  const guides = path.resolve(__dirname, '..', 'docs', 'guides');
+  const readme = ['README.md', ...fs.readdirSync(guides).map((f) => path.join('docs', 'guides', f))].map((f) => fs.readFileSync(path.resolve(__dirname, '..', f), 'utf8')).join('\n');
   const dir = path.resolve(__dirname, '..', 'examples');
   it.each(fs.readdirSync(dir).filter((f) => f.endsWith('.ts')))('quotes examples/%s verbatim', (file) => {
     const source = fs.readFileSync(path.join(dir, file), 'utf8');
@@ -79,18 +82,38 @@ it('nested service methods reenter, and concurrent requests exclude each other',
   expect(await redis.exists('holdfast:{order:42}')).toBe(0);
 });
 
-it('tryLock(wait, lease): one host runs the job, the others skip', async () => {
-  const other = new LockClient(redis);
-  let release: () => void = () => undefined;
-  const running = nightlyReport(locks, () => new Promise<void>((r) => (release = r)));
-  await waitFor(async () => (await redis.exists('holdfast:{jobs:nightly-report}')) === 1);
-  const pttl = await redis.pttl('holdfast:{jobs:nightly-report}');
-  expect(pttl).toBeGreaterThan(59_000);
-  const skipped = nightlyReport(other, async () => undefined);
-  expect(await skipped).toBe('skipped');
-  release();
-  expect(await running).toBe('ran');
-  await other.close();
+it('the cron example runs the job once per round on four hosts, also for a host that starts after it ended', async () => {
+  const hosts = [locks, ...Array.from({ length: 3 }, () => new LockClient(redis))];
+  let runs = 0;
+  const job = async () => {
+    runs += 1;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  };
+  // The four hosts start within 150 ms of each other, as cron starts them.
+  const outcomes = await Promise.all(hosts.map((host, i) => new Promise((resolve) => setTimeout(resolve, i * 50)).then(() => nightlyReport(host, job))));
+  expect(outcomes.filter((o) => o === 'ran')).toHaveLength(1);
+  expect(runs).toBe(1);
+  // A host that starts after the job ended still finds the round taken.
+  expect(await nightlyReport(hosts[1], job)).toBe('skipped');
+  expect(await redis.pttl('holdfast:{jobs:nightly-report}')).toBeGreaterThan(3_500_000);
+  // A failed run gives the round back: the next host runs it.
+  await redis.del('holdfast:{jobs:nightly-report}');
+  await expect(nightlyReport(hosts[2], () => Promise.reject(new Error('disk full')))).rejects.toThrow('disk full');
+  expect(await nightlyReport(hosts[3], job)).toBe('ran');
+  await redis.del('holdfast:{jobs:nightly-report}');
+  await Promise.all(hosts.slice(1).map((h) => h.close()));
+});
+
+it('the quick start takes a lock, reenters it, and releases it', async () => {
+  const tokens: number[] = [];
+  await quickStart(locks, async (token) => {
+    tokens.push(token);
+    expect(await redis.hget('holdfast:{order:42}', Object.keys(await redis.hgetall('holdfast:{order:42}'))[0])).toBe('2');
+  });
+  expect(tokens).toHaveLength(1);
+  expect(tokens[0]).toBeGreaterThan(0);
+  expect(locks.listenerCount('lost')).toBe(1);
+  expect(await redis.exists('holdfast:{order:42}')).toBe(0);
 });
 
 it('run() passes a fencing token the store checks, and a stale token is refused', async () => {

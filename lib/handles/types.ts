@@ -85,8 +85,10 @@ export interface Lock {
    * @throws the signal's `reason` when `signal` aborts the wait.
    * @example
    * ```ts
+   * // Wait up to 2 s; hold for at most 60 s (no watchdog). Not a "once per round"
+   * // guard: a host that comes after the unlock() takes the lock again.
    * if (await lock.tryLock(2_000, 60_000)) {
-   *   try { await runJob(); } finally { await lock.unlock(); }
+   *   try { await updateInventory(); } finally { await lock.unlock(); }
    * }
    * ```
    */
