@@ -55,6 +55,7 @@ declare const LockUnavailableError: typeof import('holdfast').LockUnavailableErr
 declare const QuorumError: typeof import('holdfast').QuorumError;
 declare const CommandTimeoutError: typeof import('holdfast').CommandTimeoutError;
 declare const id: string, job: string, entry: string;
+declare const waitTime: number, leaseTime: number;
 declare const signal: AbortSignal;
 declare const controller: AbortController;
 declare const log: ((...args: unknown[]) => void) & { warn(...args: unknown[]): void; error(...args: unknown[]): void };
@@ -131,6 +132,8 @@ it('has @examples that type-check, as do examples/ and the README and guide snip
   // Every public module documents its methods with examples: finding none means the extraction broke.
   expect([...snippets.keys()].filter((k) => k.startsWith('handles_types.ts.')).length).toBeGreaterThan(10);
   for (const f of exampleFiles) snippets.set(`examples_${f.replace(/\.ts$/, '.mts')}`, fs.readFileSync(path.join(root, 'examples', f), 'utf8'));
+  // A page's snippet without imports takes the givens above for granted; one that exports is a quoted examples/ file (examples.spec).
+  pageBlocks.filter((b) => !b.code.startsWith('import ') && !/^export /m.test(b.code)).forEach((b, i) => snippets.set(`${b.page.replace(/[/\\]/g, '_')}.given.${i + 1}.mts`, asModule(b.code)));
   pageBlocks.filter((b) => b.code.startsWith('import ')).forEach((b, i) => snippets.set(`${b.page.replace(/[/\\]/g, '_')}.${i + 1}.mts`, asModule(b.code)));
   expect(typeCheck(snippets)).toEqual([]);
 }, 60_000);
