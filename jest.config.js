@@ -13,7 +13,7 @@ const common = {
   roots: ['<rootDir>/spec'],
   // Examples import the package by name, as users do.
   // lib/ writes ESM-ready relative imports ('./client.js'); jest resolves them to .ts.
-  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts', '^holdfast/otel$': '<rootDir>/lib/otel/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: { '^holdfast$': '<rootDir>/lib/index.ts', '^holdfast/otel$': '<rootDir>/lib/otel/index.ts', '^holdfast/nest$': '<rootDir>/lib/nest/index.ts', '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },

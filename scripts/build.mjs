@@ -20,7 +20,7 @@ const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const run = (...args) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 
 /** Entry points importable from ESM, as paths under dist/cjs without extension (see package.json "exports"). */
-const esmEntries = ['index', 'otel/index'];
+const esmEntries = ['index', 'otel/index', 'nest/index'];
 
 fs.rmSync(dist, { recursive: true, force: true });
 run(path.join(root, 'scripts', 'embed-lua.mjs'));

@@ -84,7 +84,8 @@ function typeCheck(snippets: Map<string, string>): string[] {
     types: ['node'],
     typeRoots: [path.join(root, 'node_modules', '@types')],
     baseUrl: root,
-    paths: { holdfast: ['lib/index.ts'], 'holdfast/otel': ['lib/otel/index.ts'] },
+    paths: { holdfast: ['lib/index.ts'], 'holdfast/otel': ['lib/otel/index.ts'], 'holdfast/nest': ['lib/nest/index.ts'] },
+    experimentalDecorators: true,
   };
   const host = ts.createCompilerHost(options);
   const { fileExists, readFile, getSourceFile } = host;

@@ -31,7 +31,7 @@ afterAll(() => {
 it('ships only what users need, with no install-time scripts', () => {
   for (const f of files) expect(f).toMatch(/^(dist\/(cjs|esm)\/.*\.(js|d\.ts|json)$|README\.md$|LICENSE$|package\.json$)/);
   expect(files).toEqual(
-    expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/otel/index.js', 'dist/esm/otel/index.js', 'dist/cjs/otel/index.d.ts', 'dist/esm/otel/index.d.ts', 'dist/cjs/cli/index.js', 'README.md', 'LICENSE']),
+    expect.arrayContaining(['dist/cjs/index.js', 'dist/esm/index.js', 'dist/cjs/index.d.ts', 'dist/esm/index.d.ts', 'dist/cjs/otel/index.js', 'dist/esm/otel/index.js', 'dist/cjs/otel/index.d.ts', 'dist/esm/otel/index.d.ts', 'dist/cjs/nest/index.js', 'dist/esm/nest/index.js', 'dist/cjs/cli/index.js', 'README.md', 'LICENSE']),
   );
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[hook]).toBeUndefined();
@@ -50,6 +50,26 @@ it('loads with require() from CommonJS, holdfast/otel too, and only holdfast/ote
     { cwd: scratch },
   ).toString();
   expect(otel.trim()).toBe('false true function');
+});
+
+it('holdfast/nest loads with require() and import, the same module both ways, and only it loads NestJS', () => {
+  const modules = path.join(scratch, 'node_modules');
+  fs.mkdirSync(path.join(modules, '@nestjs'), { recursive: true });
+  for (const dep of ['@nestjs/common', '@nestjs/core', 'rxjs', 'reflect-metadata']) {
+    if (!fs.existsSync(path.join(modules, dep))) fs.symlinkSync(path.join(root, 'node_modules', dep), path.join(modules, dep));
+  }
+  const cjs = execFileSync(
+    process.execPath,
+    ['-e', "const loaded = () => Object.keys(require.cache).some((f) => f.includes('@nestjs')); require('holdfast'); const before = loaded(); const n = require('holdfast/nest'); console.log(before, loaded(), typeof n.HoldfastModule, typeof n.WithLock)"],
+    { cwd: scratch },
+  ).toString();
+  expect(cjs.trim()).toBe('false true function function');
+  const esm = execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', "import { createRequire } from 'node:module'; import { HoldfastModule } from 'holdfast/nest'; import { LockClient } from 'holdfast'; const r = createRequire(import.meta.url); console.log(HoldfastModule === r('holdfast/nest').HoldfastModule, LockClient === r('holdfast').LockClient)"],
+    { cwd: scratch },
+  ).toString();
+  expect(esm.trim()).toBe('true true');
 });
 
 it('runs the bin', () => {
