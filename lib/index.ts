@@ -19,9 +19,9 @@
  */
 export { LockClient } from './client.js';
 export type { Lock, Held, HeldContext, LockInfo, LockHolder } from './handles/types.js';
-export type { MultiLock, MultiHeld, MultiHeldContext } from './handles/multi-types.js';
-export type { Semaphore, Permit, PermitContext, PermitOptions } from './handles/semaphore-types.js';
-export type { ReadWriteLock } from './handles/read-write-types.js';
+export type { MultiLock, MultiHeld, MultiHeldContext } from './primitives/multi/types.js';
+export type { Semaphore, Permit, PermitContext, PermitOptions } from './primitives/semaphore/types.js';
+export type { ReadWriteLock } from './primitives/read-write/types.js';
 export { LockError } from './errors/LockError.js';
 export { LockNotHeldError } from './errors/LockNotHeldError.js';
 export { LockLostError, type LossReason } from './errors/LockLostError.js';

@@ -8,7 +8,7 @@ import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 import { takeTurns } from './helpers/contention';
 import { TcpProxy } from './helpers/proxy';
-import * as sources from '../lib/store/scripts/sources';
+import * as sources from '../lib/primitives/lock/sources';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // The fair lock: granted strictly in request order across processes, dead waiters

@@ -1,6 +1,6 @@
 import { Hold, type HoldListener } from '../lib/engine/hold';
 import { LockLostError } from '../lib/errors/LockLostError';
-import { reentrantLock } from '../lib/primitives/plain';
+import { reentrantLock } from '../lib/primitives/lock/plain';
 import type { Store } from '../lib/store/types';
 
 // A hold's states and transitions, without Redis: each event fires exactly once, final

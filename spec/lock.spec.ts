@@ -7,7 +7,7 @@ import { commandCalls, socketReads } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
 import { TcpProxy } from './helpers/proxy';
 import { waitFor } from './helpers/wait';
-import { BARGING_WINDOW } from '../lib/primitives/plain';
+import { BARGING_WINDOW } from '../lib/primitives/lock/plain';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
 // shape, pub/sub waiting, aborts, fencing tokens, events and argument checks.

@@ -4,8 +4,7 @@ import { startServer, type RedisServer } from '../scripts/servers';
 import { TcpProxy } from './helpers/proxy';
 import { nextEvent, waitFor } from './helpers/wait';
 import { commandCalls } from './helpers/command-stats';
-import * as acquireScripts from '../lib/store/scripts/acquire';
-import * as releaseScripts from '../lib/store/scripts/release';
+import { queueAcquire, queueRelease } from '../lib/primitives/lock/scripts';
 
 // Replies lost with the connection. ioredis resends a command whose reply never came
 // once it reconnects (autoResendUnfulfilledCommands, on by default), so a script can run
@@ -306,7 +305,7 @@ describe('an acquisition still out past its bound', () => {
   it.each([false, true])('holds the owner\'s next attempt back until it has settled and been given back (fair: %s)', async (fair) => {
     const client = await clientOn(proxy.port, { retryStrategy: () => 20 }, { watchdogTimeout: 1_000, commandTimeout: 100 });
     const lock = fair ? client.getFairLock(`resend-${++n}`) : client.getLock(`resend-${++n}`);
-    const [acquireSha, releaseSha] = [acquireScripts.queueAcquire.sha, releaseScripts.queueRelease.sha];
+    const [acquireSha, releaseSha] = [queueAcquire.sha, queueRelease.sha];
     const failures: Error[] = [];
     client.on('acquireFailed', (e) => failures.push(e.error));
     const monitor = await admin.monitor();

@@ -6,7 +6,7 @@ import { startCluster, startMasters, startServer, type RedisServer, type TestClu
 import { observeChannels } from './helpers/channel-observer';
 import { closeConnection, lockCluster, lockConnection } from './helpers/clients';
 import { commandCalls } from './helpers/command-stats';
-import * as sources from '../lib/store/scripts/sources';
+import * as sources from '../lib/primitives/semaphore/sources';
 import { unconnectedClient } from './helpers/unconnected';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 

@@ -81,7 +81,7 @@ export interface Queue {
 
 /**
  * Capability: counting semaphores (one master or a Cluster; see
- * store/master/semaphore.ts). Permits are held by id (an owner id used once), under a
+ * primitives/semaphore/store.ts). Permits are held by id (an owner id used once), under a
  * lease; waiters queue in Redis in arrival order.
  */
 export interface SemaphoreStore {

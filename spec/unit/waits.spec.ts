@@ -13,7 +13,7 @@ import type { Hold } from '../../lib/engine/hold';
 import { CommandTimeoutError } from '../../lib/errors/CommandTimeoutError';
 import { LockError } from '../../lib/errors/LockError';
 import { LockUnavailableError } from '../../lib/errors/LockUnavailableError';
-import { BARGING_WINDOW } from '../../lib/primitives/plain';
+import { BARGING_WINDOW } from '../../lib/primitives/lock/plain';
 import { safety } from '../../lib/store/lease-margin';
 import { HEARTBEAT, keys, LEASE, TestClient, tick, track, type Tracked } from './helpers/harness';
 import { MemoryRedis } from './helpers/memory-store';

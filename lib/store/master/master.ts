@@ -9,9 +9,10 @@ import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewIte
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
 import { ExactlyOnce } from './exactly-once.js';
-import { MasterReadWrite } from './read-write.js';
+import { MasterQueue, granted } from '../../primitives/lock/queue.js';
+import { MasterReadWrite } from '../../primitives/read-write/store.js';
 import { ReplicaSync } from './replica-sync.js';
-import { MasterSemaphore } from './semaphore.js';
+import { MasterSemaphore } from '../../primitives/semaphore/store.js';
 import { clusterSlot } from './slot.js';
 import { Subscriber } from './subscriber.js';
 
@@ -66,12 +67,7 @@ export class MasterStore implements Store {
     this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
     this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
     this.readWrite = this.sync ? undefined : new MasterReadWrite(connection, levelsNow, keyRetention, this.publish);
-    this.queue = {
-      acquire: (k, owner, lease, heartbeat, wait, window, timeout, held) => this.queueAcquire(k, owner, lease, heartbeat, wait, window, timeout, held),
-      release: (k, owner, timeout, held, window) => this.queueRelease(k, owner, timeout, held, window),
-      leave: (k, owner, timeout, wait, window) =>
-        withTimeout(releaseScripts.queueLeave.run(this.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, wait, window, this.publish]), timeout, 'leave the queue of', k.name),
-    };
+    this.queue = new MasterQueue({ connection, once: this.once, sync: this.sync, publish: this.publish, keyRetention, tookRoundTrip: (ms) => this.tookRoundTrip(ms) });
   }
 
   /** Epoch of the connection (see ExactlyOnce): quorum mode does not count a grant that crossed a reconnect. */
@@ -82,6 +78,11 @@ export class MasterStore implements Store {
   /** Not ready after having been (see RedisClientPort.down): quorum mode counts the master out at once. */
   get down(): boolean {
     return this.connection.down;
+  }
+
+  /** Smooths the round trip of acquisitions into rtt. */
+  private tookRoundTrip(ms: number): void {
+    this.rtt = this.rtt * 0.8 + ms * 0.2;
   }
 
   /** Quorum mode: set by watchRestarts(). */
@@ -102,7 +103,7 @@ export class MasterStore implements Store {
       return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
     };
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
-      this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
+      this.tookRoundTrip(now() - sentAt);
       return granted(reply, sentAt, lease);
     });
   }
@@ -122,7 +123,7 @@ export class MasterStore implements Store {
   giveBack(k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> {
     // A queue's grant goes back through the queue's release (which grants the head next, as
     // the fair lock's zero window); a quorum member's through its own.
-    return (this.restarts ? this.release(k, owner, timeout, levels) : this.queueRelease(k, owner, timeout, levels, 0)).catch(() => undefined);
+    return (this.restarts ? this.release(k, owner, timeout, levels) : this.queue.release(k, owner, timeout, levels, 0)).catch(() => undefined);
   }
 
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
@@ -215,26 +216,6 @@ export class MasterStore implements Store {
     return this.subscriber.drop();
   }
 
-  private queueAcquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult> {
-    let sentAt = 0;
-    const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
-    // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
-    const args = acquireScripts.queueAcquireArgs(owner, lease, wait ?? '', window, heartbeat, this.keyRetention, this.publish, !this.sync);
-    const send = () => {
-      sentAt = now();
-      return this.sync ? this.sync.acquire(acquireScripts.queueAcquire, keys, args, k, owner, held, timeout) : acquireScripts.queueAcquire.run(this.connection, keys, args);
-    };
-    return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
-      this.rtt = this.rtt * 0.8 + (now() - sentAt) * 0.2;
-      return granted(reply, sentAt, lease);
-    });
-  }
-
-  private queueRelease(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
-    const call = releaseScripts.queueRelease.run(this.connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], releaseScripts.queueReleaseArgs(owner, held, window, this.keyRetention, this.publish, !this.sync));
-    return this.once.release(k, owner, held, timeout, call, identity);
-  }
-
   async close(): Promise<void> {
     this.connection.close();
     this.once.close();
@@ -242,16 +223,4 @@ export class MasterStore implements Store {
     this.restarts?.close();
     await this.subscriber.close();
   }
-}
-
-/**
- * A grant's client-side deadline: the lease from the send, less the safety margin; a
- * grant made before the call (a fair release's, taken up by this attempt) counts only
- * what is left of its lease, so the deadline never falls after the key's expiry.
- * Exported for the in-memory store of the engine's unit specs, which answers as this store does.
- */
-export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
-  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
-  return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
 }

@@ -38,23 +38,5 @@ export function releaseArgs(owner: string, held: number, publish: PublishVerb): 
   return held === 1 ? [owner] : [owner, held];
 }
 
-/** queue-release.lua: KEYS lock, queue, deadlines, fence, tickets; ARGV from queueReleaseArgs(). */
-export const queueRelease = new Script<(string | number)[], ReleaseReply>('queue-release', sources.queueRelease, (raw) => {
-  const r = raw as unknown[];
-  return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r[2] === undefined || r[2] === null ? undefined : [String(r[2])] } : decode(raw);
-});
-
-/** queue-release.lua's ARGV with trailing defaults left off (see queueAcquireArgs). */
-export function queueReleaseArgs(owner: string, held: number, window: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
-  const args: (string | number)[] = [owner, held, window, retention, publish, grants ? '1' : '0'];
-  const defaults: (string | number)[] = [1, 0, SCRIPT_RETENTION, 'publish', '1'];
-  let n = args.length;
-  while (n > 1 && args[n - 1] === defaults[n - 2]) n -= 1;
-  return n === args.length ? args : args.slice(0, n);
-}
-
-/** queue-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, wait id, barging window, publish verb. */
-export const queueLeave = new Script<[owner: string, wait: string, window: number, publish: PublishVerb], void>('queue-leave', sources.queueLeave, () => undefined);
-
 /** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
 export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);

@@ -1,9 +1,9 @@
 /**
- * The lock's scripts, over MemoryRedis, line for line as the Lua in lib/store/scripts
- * (queue-acquire.lua, queue-release.lua, queue-leave.lua with their prelude _queue.lua;
- * acquire.lua and release.lua of quorum mode; _mint.lua; _notify.lua). Each function is
- * one script: it runs synchronously, so atomically. Replies are the scripts' raw
- * arrays, decoded by the store as lib/store/scripts/*.ts decode them.
+ * The lock's scripts, over MemoryRedis, line for line as the Lua (lib/primitives/lock:
+ * queue-acquire.lua, queue-release.lua, queue-leave.lua; lib/store/scripts: their prelude
+ * _queue.lua, acquire.lua and release.lua of quorum mode, _mint.lua, _notify.lua). Each
+ * function is one script: it runs synchronously, so atomically. Replies are the scripts'
+ * raw arrays, decoded by the store as the scripts' typed callers decode them.
  *
  * Kept to the Lua's structure on purpose: when a script changes, the function of the
  * same name here changes the same way.

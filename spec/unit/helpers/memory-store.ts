@@ -18,7 +18,7 @@
  *   restoring tells every listener `undefined` (the subscriber reconnected: messages may
  *   have been lost), as MasterStore's subscriber does; breakSubscriptions() does both.
  */
-import { granted } from '../../../lib/store/master/master';
+import { granted } from '../../../lib/primitives/lock/queue';
 import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewItem, RenewOutcome, Store } from '../../../lib/store/types';
 import { safety } from '../../../lib/store/lease-margin';
 import { MemoryRedis, type Subscriber } from './memory-redis';
@@ -265,13 +265,13 @@ export class MemoryStore implements Store, Subscriber {
   }
 }
 
-/** As lib/store/scripts/acquire.ts decodes a reply, then MasterStore's granted(). */
+/** As the queue's scripts.ts decodes a reply, then granted() (lib/primitives/lock). */
 function acquireResult(raw: number[], sentAt: number, lease: number): AcquireResult {
   if (raw[0] === 1) return granted(raw[2] === undefined ? { granted: true, token: raw[1] } : { granted: true, token: raw[1], pttl: raw[2] }, sentAt, lease);
   return granted({ granted: false, pttl: raw[1], head: raw[2] === 1, counter: raw[3] ?? 0, windowLeft: raw[4] ?? 0 }, sentAt, lease);
 }
 
-/** As lib/store/scripts/release.ts decodes a reply. */
+/** As the release scripts' callers decode a reply. */
 function releaseResult(raw: (number | string)[]): ReleaseResult {
   if (raw[0] === 0) return { kind: 'notHeld' };
   if (raw[0] === 1) return { kind: 'decremented', count: Number(raw[1]) };

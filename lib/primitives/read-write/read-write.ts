@@ -1,6 +1,6 @@
-import { LockError } from '../errors/LockError.js';
-import type { LockKeys, ReadWriteKeys, ReadWriteStore, Store } from '../store/types.js';
-import type { Primitive } from './primitive.js';
+import { LockError } from '../../errors/LockError.js';
+import type { LockKeys, ReadWriteKeys, ReadWriteStore, Store } from '../../store/types.js';
+import type { Primitive } from '../primitive.js';
 
 /** One side of a read-write lock: its keys (the hold's id among them) and how it is taken. */
 export interface ReadWriteSide {
@@ -16,7 +16,7 @@ export interface ReadWriteSide {
  *
  * The write hold lives in the name's lock hash (`holdfast:{name}`), the read holds in
  * `…:read` with their own expiries in `…:readers`; waiters of both sides share the
- * queue in Redis (scripts/_rwnow.lua). Each side is its own hold (keys.id `…#r`,
+ * queue in Redis (_rwnow.lua). Each side is its own hold (keys.id `…#r`,
  * `…#w`), so a scope may hold both.
  */
 export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number): { read: ReadWriteSide; write: ReadWriteSide } {

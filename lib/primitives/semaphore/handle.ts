@@ -1,17 +1,17 @@
-import type { Hold } from '../engine/hold.js';
-import { LockLostError } from '../errors/LockLostError.js';
-import { LockTimeoutError } from '../errors/LockTimeoutError.js';
-import type { LockEvents } from '../events.js';
-import { describe } from '../options.js';
-import type { SemaphoreKind } from '../primitives/semaphore.js';
-import { NameKeys } from '../store/name-keys.js';
-import type { LockKeys } from '../store/types.js';
-import { listen } from './listen.js';
-import type { LockPort } from './port.js';
-import { resolvePermitOptions, type ResolvedPermit } from './semaphore-args.js';
+import type { Hold } from '../../engine/hold.js';
+import { LockLostError } from '../../errors/LockLostError.js';
+import { LockTimeoutError } from '../../errors/LockTimeoutError.js';
+import type { LockEvents } from '../../events.js';
+import { describe } from '../../options.js';
+import type { SemaphoreKind } from './semaphore.js';
+import { NameKeys } from '../../store/name-keys.js';
+import type { LockKeys } from '../../store/types.js';
+import { listen } from '../../handles/listen.js';
+import type { LockPort } from '../../handles/port.js';
+import { resolvePermitOptions, type ResolvedPermit } from './args.js';
 
-export { checkLimit } from './semaphore-args.js';
-import type { Permit, PermitContext, PermitOptions, Semaphore } from './semaphore-types.js';
+export { checkLimit } from './args.js';
+import type { Permit, PermitContext, PermitOptions, Semaphore } from './types.js';
 
 /**
  * The semaphore's keys: the lock keys of the name with ':sem' after the hash tag, so a

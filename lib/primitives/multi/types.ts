@@ -1,6 +1,6 @@
 // The public face of getMultiLock: the Lock API over several names.
-import type { LockOptions, ScopedOptions, TryLockOptions } from '../options.js';
-import type { LockInfo } from './types.js';
+import type { LockOptions, ScopedOptions, TryLockOptions } from '../../options.js';
+import type { LockInfo } from '../../handles/types.js';
 
 /** What {@link MultiLock.run} passes to its function. */
 export interface MultiHeldContext {

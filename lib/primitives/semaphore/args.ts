@@ -1,4 +1,4 @@
-import { checkLease, checkSignal, checkWait, describe } from '../options.js';
+import { checkLease, checkSignal, checkWait, describe } from '../../options.js';
 
 /** Largest limit: permit counts stay small integers in Redis and in Lua. */
 const MAX_LIMIT = 2 ** 31 - 1;

@@ -1,7 +1,7 @@
-import { LockError } from '../errors/LockError.js';
-import type { Store } from '../store/types.js';
+import { LockError } from '../../errors/LockError.js';
+import type { Store } from '../../store/types.js';
 import { reentrantLock } from './plain.js';
-import type { Primitive } from './primitive.js';
+import type { Primitive } from '../primitive.js';
 
 /**
  * The fair lock (getFairLock): the reentrant lock's queue with no barging window, so

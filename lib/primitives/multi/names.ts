@@ -1,4 +1,4 @@
-import { checkName, describe } from '../options.js';
+import { checkName, describe } from '../../options.js';
 
 /**
  * The names of a multi-lock, checked before anything is sent: an array of 1 or more

@@ -1,4 +1,4 @@
-import type { Hold } from '../engine/hold.js';
+import type { Hold } from '../../engine/hold.js';
 
 /**
  * The signal of one wait of a multi-lock take, for a later name: it aborts when the

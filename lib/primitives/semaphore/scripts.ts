@@ -1,7 +1,7 @@
-import type { PublishVerb } from './acquire.js';
-import type { RenewReply } from './maintain.js';
-import { decode, type ReleaseReply } from './release.js';
-import { Script, ints } from './script.js';
+import type { PublishVerb } from '../../store/scripts/acquire.js';
+import type { RenewReply } from '../../store/scripts/maintain.js';
+import { decode, type ReleaseReply } from '../../store/scripts/release.js';
+import { Script, ints } from '../../store/scripts/script.js';
 import * as sources from './sources.js';
 
 // The semaphore's scripts (sem-*.lua; the keys they share are described in

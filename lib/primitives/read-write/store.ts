@@ -1,10 +1,10 @@
-import type { RedisClientPort } from '../client/redis-client.js';
-import { heldUntil } from '../lease-margin.js';
-import type { PublishVerb } from '../scripts/acquire.js';
-import * as rw from '../scripts/read-write.js';
-import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../types.js';
+import type { RedisClientPort } from '../../store/client/redis-client.js';
+import { heldUntil } from '../../store/lease-margin.js';
+import type { PublishVerb } from '../../store/scripts/acquire.js';
+import * as rw from './scripts.js';
+import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
-import { ExactlyOnce } from './exactly-once.js';
+import { ExactlyOnce } from '../../store/master/exactly-once.js';
 
 const now = () => performance.now();
 

@@ -1,7 +1,7 @@
-import type { AcquireReply, PublishVerb } from './acquire.js';
-import { decodeRenew, type RenewReply } from './maintain.js';
-import { decode as decodeRelease, type ReleaseReply } from './release.js';
-import { Script } from './script.js';
+import type { AcquireReply, PublishVerb } from '../../store/scripts/acquire.js';
+import { decodeRenew, type RenewReply } from '../../store/scripts/maintain.js';
+import { decode as decodeRelease, type ReleaseReply } from '../../store/scripts/release.js';
+import { Script } from '../../store/scripts/script.js';
 import * as sources from './sources.js';
 
 /** Which side of a read-write lock a call is about. */

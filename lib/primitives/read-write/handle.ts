@@ -1,12 +1,12 @@
-import { LockError } from '../errors/LockError.js';
-import type { ReadWriteSide } from '../primitives/read-write.js';
-import { currentScope, type Scope } from '../scope.js';
-import type { LockKeys } from '../store/types.js';
-import type { LockOptions, ScopedOptions } from '../options.js';
-import { LockHandle } from './lock.js';
-import type { LockPort } from './port.js';
-import type { Held, Lock } from './types.js';
-import type { ReadWriteLock } from './read-write-types.js';
+import { LockError } from '../../errors/LockError.js';
+import type { ReadWriteSide } from './read-write.js';
+import { currentScope, type Scope } from '../../scope.js';
+import type { LockKeys } from '../../store/types.js';
+import type { LockOptions, ScopedOptions } from '../../options.js';
+import { LockHandle } from '../lock/handle.js';
+import type { LockPort } from '../../handles/port.js';
+import type { Held, Lock } from '../../handles/types.js';
+import type { ReadWriteLock } from './types.js';
 
 /** The read side: run() from a scope that holds the write lock reads in that scope (no child to wait for it). */
 class ReadLockHandle extends LockHandle {

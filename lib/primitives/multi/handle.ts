@@ -1,16 +1,16 @@
-import type { Hold } from '../engine/hold.js';
-import { LockLostError } from '../errors/LockLostError.js';
-import { LockNotHeldError } from '../errors/LockNotHeldError.js';
-import { LockTimeoutError } from '../errors/LockTimeoutError.js';
-import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from '../options.js';
-import type { Primitive } from '../primitives/primitive.js';
-import { currentScope, newScope, runInScope, type Scope } from '../scope.js';
-import type { LockKeys } from '../store/types.js';
-import { HoldGroup, takeAll } from './multi-take.js';
-import type { MultiHeld, MultiHeldContext, MultiLock } from './multi-types.js';
-import type { LockPort } from './port.js';
-import type { LockInfo } from './types.js';
-import { LockHandle } from './lock.js';
+import type { Hold } from '../../engine/hold.js';
+import { LockLostError } from '../../errors/LockLostError.js';
+import { LockNotHeldError } from '../../errors/LockNotHeldError.js';
+import { LockTimeoutError } from '../../errors/LockTimeoutError.js';
+import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from '../../options.js';
+import type { Primitive } from '../primitive.js';
+import { currentScope, newScope, runInScope, type Scope } from '../../scope.js';
+import type { LockKeys } from '../../store/types.js';
+import { HoldGroup, takeAll } from './take.js';
+import type { MultiHeld, MultiHeldContext, MultiLock } from './types.js';
+import type { LockPort } from '../../handles/port.js';
+import type { LockInfo } from '../../handles/types.js';
+import { LockHandle } from '../lock/handle.js';
 
 /**
  * The Lock API over several names, through the client's port: each name is one hold of

@@ -1,4 +1,4 @@
-import type { LockEvents } from '../events.js';
+import type { LockEvents } from '../../events.js';
 
 /**
  * Options of {@link Semaphore.acquire}, {@link Semaphore.tryAcquire} and

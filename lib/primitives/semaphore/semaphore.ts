@@ -1,6 +1,6 @@
-import { LockError } from '../errors/LockError.js';
-import type { SemaphoreStore, Store } from '../store/types.js';
-import type { Primitive } from './primitive.js';
+import { LockError } from '../../errors/LockError.js';
+import type { SemaphoreStore, Store } from '../../store/types.js';
+import type { Primitive } from '../primitive.js';
 
 /** Makes the primitive of one acquisition: `permits` of `limit`. */
 export type SemaphoreKind = (limit: number, permits: number) => Primitive;
@@ -8,7 +8,7 @@ export type SemaphoreKind = (limit: number, permits: number) => Primitive;
 /**
  * The semaphore (getSemaphore): each acquisition is a hold of its own, its owner id
  * (used once) the permit's id in Redis, so permits never reenter. Waiters queue in
- * Redis in arrival order (waits 'queue', scripts/_semaphore.lua); a release grants the
+ * Redis in arrival order (waits 'queue', _semaphore.lua); a release grants the
  * freed permits on to the waiters at the head that fit, each told by one message. The
  * permit count lives in this object, made per acquisition, so its attempts know it.
  *

@@ -1,16 +1,16 @@
-import type { Hold } from '../engine/hold.js';
-import { LockLostError } from '../errors/LockLostError.js';
-import { LockNotHeldError } from '../errors/LockNotHeldError.js';
-import { LockTimeoutError } from '../errors/LockTimeoutError.js';
-import type { LockEvents } from '../events.js';
-import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from '../options.js';
-import type { Primitive } from '../primitives/primitive.js';
-import { currentScope, newScope, runInScope, type Scope } from '../scope.js';
-import type { LockKeys } from '../store/types.js';
-import { listen } from './listen.js';
-import type { LockPort } from './port.js';
-import { ownerOrigin } from './owner-id.js';
-import type { Held, HeldContext, Lock, LockInfo } from './types.js';
+import type { Hold } from '../../engine/hold.js';
+import { LockLostError } from '../../errors/LockLostError.js';
+import { LockNotHeldError } from '../../errors/LockNotHeldError.js';
+import { LockTimeoutError } from '../../errors/LockTimeoutError.js';
+import type { LockEvents } from '../../events.js';
+import { describe, resolveLockArgs, resolveScopedArgs, resolveTryLockArgs, type LockOptions, type ScopedOptions, type TryLockOptions } from '../../options.js';
+import type { Primitive } from '../primitive.js';
+import { currentScope, newScope, runInScope, type Scope } from '../../scope.js';
+import type { LockKeys } from '../../store/types.js';
+import { listen } from '../../handles/listen.js';
+import type { LockPort } from '../../handles/port.js';
+import { ownerOrigin } from '../../handles/owner-id.js';
+import type { Held, HeldContext, Lock, LockInfo } from '../../handles/types.js';
 
 /** The Lock API over one name and one primitive (plain or fair), through the client's port. */
 export class LockHandle implements Lock {

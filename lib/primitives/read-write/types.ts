@@ -1,4 +1,4 @@
-import type { Lock } from './types.js';
+import type { Lock } from '../../handles/types.js';
 
 /**
  * A read-write lock ({@link LockClient.getReadWriteLock}): any number of readers, or

@@ -1,5 +1,5 @@
-import type { Store } from '../store/types.js';
-import type { Primitive, PrimitiveKind } from './primitive.js';
+import type { Store } from '../../store/types.js';
+import type { Primitive, PrimitiveKind } from '../primitive.js';
 
 /**
  * How long a new head of the lock's queue may be passed over by whoever asks first for

@@ -1,9 +1,9 @@
-import type { Hold } from '../engine/hold.js';
-import type { Primitive } from '../primitives/primitive.js';
-import type { LockKeys } from '../store/types.js';
-import type { LockUnavailableError } from '../errors/LockUnavailableError.js';
-import type { LockPort } from './port.js';
-import { WaitStop } from './multi-wait-stop.js';
+import type { Hold } from '../../engine/hold.js';
+import type { Primitive } from '../primitive.js';
+import type { LockKeys } from '../../store/types.js';
+import type { LockUnavailableError } from '../../errors/LockUnavailableError.js';
+import type { LockPort } from '../../handles/port.js';
+import { WaitStop } from './wait-stop.js';
 
 const now = () => performance.now();
 

@@ -1,13 +1,13 @@
-import type { RedisClientPort } from '../client/redis-client.js';
+import type { RedisClientPort } from '../../store/client/redis-client.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { final } from '../../errors/final.js';
 import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
-import { heldUntil } from '../lease-margin.js';
-import type { PublishVerb } from '../scripts/acquire.js';
-import { semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from '../scripts/semaphore.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../types.js';
-import type { ExactlyOnce } from './exactly-once.js';
+import { heldUntil } from '../../store/lease-margin.js';
+import type { PublishVerb } from '../../store/scripts/acquire.js';
+import { semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from './scripts.js';
+import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../../store/types.js';
+import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 
 const now = () => performance.now();
 
@@ -55,7 +55,7 @@ export class MasterSemaphore implements SemaphoreStore {
     const reply = await this.grant(k, id, left, call);
     if (reply.granted) {
       // A grant a release made before this call counts only what is left of its lease.
-      // Permits carry no fencing token (see primitives/semaphore.ts): 0 in events.
+      // Permits carry no fencing token (see semaphore.ts): 0 in events.
       return { granted: true, token: 0, validUntil: heldUntil(sentAt, lease, reply.pttl) };
     }
     if ('limit' in reply) throw mismatch(k.name, reply.limit, limit);
