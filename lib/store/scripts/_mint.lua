@@ -20,9 +20,12 @@ local function mint(fence, retention)
   local token = redis.call('incr', fence)
   if token == 1 then
     local t = redis.call('time')
-    token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    -- '%.0f': a Lua number passed to redis.call might be written as 1.7e+15.
-    redis.call('set', fence, string.format('%.0f', token), 'px', retention)
+    -- 1e6, a float: ioredis-mock's Lua (fengari) has 32-bit integers, and an integer
+    -- product would wrap there; Redis's Lua has only doubles, where it is the same.
+    token = tonumber(t[1]) * 1e6 + tonumber(t[2])
+    -- '%.0f': a Lua number passed to redis.call might be written as 1.7e+15. 'PX' in
+    -- capitals: ioredis-mock ignores SET's options written in lower case.
+    redis.call('set', fence, string.format('%.0f', token), 'PX', retention)
   else
     redis.call('pexpire', fence, retention)
   end
