@@ -1,5 +1,5 @@
 import RedisMock from 'ioredis-mock';
-import { LockClient, type LostEvent } from '../lib';
+import { LockClient, LockError, type LostEvent } from '../lib';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // holdfast on ioredis-mock, as users run it in their unit tests: no redis-server, the
@@ -163,5 +163,14 @@ describe('holdfast on ioredis-mock', () => {
       expect(await b.getLock('scoped').tryLock()).toBe(false);
     }
     expect(await lock.isLocked()).toBe(false);
+  });
+
+  it('syncReplicas: the mock has no WAIT, so a wait ends at once with a LockError naming it, nothing left held', async () => {
+    const connect = server({ syncReplicas: { min: 1, timeout: 50 } });
+    const [a, b] = [connect(), connect()];
+    const error = await withTimeout(a.getLock('replicated').lock().catch((e: unknown) => e), WOKEN, 'lock() on the mock with syncReplicas');
+    expect(error).toBeInstanceOf(LockError);
+    expect((error as Error).message).toMatch(/\bWAIT\b/);
+    expect(await b.getLock('replicated').isLocked()).toBe(false);
   });
 });
