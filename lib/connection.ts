@@ -8,11 +8,10 @@ export type { IoredisConnection, NodeRedisConnection };
 
 /**
  * What holdfast accepts as one master (the user's; never closed by holdfast): an
- * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, ioredis-mock's `Redis`
- * (unit tests), or a node-redis
+ * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, a node-redis
  * 5/6 client (`createClient()`), cluster (`createCluster()`) or Sentinel
- * (`createSentinel()`), connected. Structural
- * types, so that a project with only one of those libraries type-checks.
+ * (`createSentinel()`), connected, or, in unit tests, an ioredis-mock `Redis`.
+ * Structural types, so that a project with only one of those libraries type-checks.
  */
 export type Connection = IoredisConnection | NodeRedisConnection;
 
