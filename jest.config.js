@@ -4,7 +4,7 @@
 // spec again. The other kinds share an adapter with one of those two and differ only in
 // the library's version, so they run the core (locking, waits) and not the whole
 // matrix again: that would add a minute of CI per kind for code paths already covered.
-const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'semaphore', 'read-write-lock'];
+const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'semaphore', 'read-write-lock', 'missing-commands'];
 const CORE = ['lock', 'waiting'];
 
 /** @type {import('jest').Config} */

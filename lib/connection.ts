@@ -1,5 +1,6 @@
 import { describe } from './options.js';
 import { IoredisClient, type IoredisConnection } from './store/client/ioredis.js';
+import { IoredisMockClient, isIoredisMock } from './store/client/ioredis-mock.js';
 import { isNodeRedisCluster, NodeRedisClient, type NodeRedisConnection } from './store/client/node-redis.js';
 import type { RedisClientPort } from './store/client/redis-client.js';
 
@@ -7,19 +8,23 @@ export type { IoredisConnection, NodeRedisConnection };
 
 /**
  * What holdfast accepts as one master (the user's; never closed by holdfast): an
- * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, or a node-redis
+ * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, a node-redis
  * 5/6 client (`createClient()`), cluster (`createCluster()`) or Sentinel
- * (`createSentinel()`), connected. Structural
- * types, so that a project with only one of those libraries type-checks.
+ * (`createSentinel()`), connected, or, in unit tests, an ioredis-mock `Redis`.
+ * Structural types, so that a project with only one of those libraries type-checks.
  */
 export type Connection = IoredisConnection | NodeRedisConnection;
 
 const WANTED = 'an ioredis (or iovalkey) Redis or Cluster, or a node-redis client or cluster';
 
-/** Duck-typed so that ioredis 5 and 6, iovalkey (and a copy installed twice) are accepted. */
+/**
+ * Duck-typed so that ioredis 5 and 6, iovalkey (and a copy installed twice) are
+ * accepted, and ioredis-mock, which tells its state by `connected` instead of `status`.
+ */
 function isIoredis(value: object): value is IoredisConnection {
   const c = value as Record<string, unknown>;
-  return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.duplicate === 'function' && typeof c.status === 'string';
+  const state = typeof c.status === 'string' || isIoredisMock(value);
+  return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.duplicate === 'function' && state;
 }
 
 /**
@@ -49,7 +54,8 @@ export function isCluster(connection: Connection): boolean {
 
 /** The store's view of a connection checked by checkConnections. */
 export function clientPort(connection: Connection): RedisClientPort {
-  return isIoredis(connection) ? new IoredisClient(connection) : new NodeRedisClient(connection);
+  if (!isIoredis(connection)) return new NodeRedisClient(connection);
+  return isIoredisMock(connection) ? new IoredisMockClient(connection) : new IoredisClient(connection);
 }
 
 export function checkConnections(value: unknown): Connection[] {

@@ -9,10 +9,10 @@
 -- the longest read lease left, and whichever script runs next drops a reader whose own
 -- lease ran out (its process died) and a waiter whose heartbeat stopped.
 
--- The server's clock in ms, never a client's.
+-- The server's clock in ms, never a client's (the digits side by side: see _mint.lua).
 local function rwnow()
   local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 end
 
 -- R and E live as long as the longest read lease left, and go with the last reader.

@@ -80,7 +80,7 @@ local function semGrant(q, now)
       local stamp = redis.call('hincrby', q.sem, 'stamp', 1)
       if stamp > 1 then return string.format('%.0f', stamp) end
       local t = redis.call('time')
-      stamp = string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      stamp = t[1] .. string.format('%06d', tonumber(t[2]))
       redis.call('hset', q.sem, 'stamp', stamp)
       return stamp
     end)

@@ -1,9 +1,12 @@
 import type { RedisClientPort } from '../client/redis-client.js';
+import { final } from '../../errors/final.js';
+import { LockError } from '../../errors/LockError.js';
 import { ReplicaSyncError } from '../../errors/ReplicaSyncError.js';
 import type { SyncReplicas } from '../../options.js';
 import type { AcquireReply } from '../scripts/acquire.js';
 import type { Followed, Script } from '../scripts/script.js';
 import type { LockKeys } from '../types.js';
+import { isMissingCommand } from '../missing-command.js';
 import type { GiveBack } from './exactly-once.js';
 
 type Arg = string | number;
@@ -70,7 +73,17 @@ export class ReplicaSync {
     return reply;
   }
 
-  private shortfall(what: string, after: Followed<unknown, number>['after'], lockName: string | undefined): ReplicaSyncError | undefined {
+  /**
+   * Why the call does not count, if it does not. A server without WAIT (a managed service
+   * that disables it) can never count one: a final LockError naming it, so that a wait
+   * ends at once instead of retrying an answer that cannot change.
+   */
+  private shortfall(what: string, after: Followed<unknown, number>['after'], lockName: string | undefined): LockError | undefined {
+    if (!after.ok && isMissingCommand(after.error)) {
+      const named = lockName === undefined ? '' : ` '${lockName}'`;
+      const reason = after.error instanceof Error ? after.error.message : String(after.error);
+      return final(new LockError(`${what}${named}: option syncReplicas needs the WAIT command, which the server does not have (${reason}); run without syncReplicas there`, { cause: after.error, lockName }));
+    }
     if (!after.ok) return new ReplicaSyncError(what, 0, this.min, this.timeout, { cause: after.error, lockName });
     if (after.value >= this.min) return undefined;
     return new ReplicaSyncError(what, after.value, this.min, this.timeout, { lockName });

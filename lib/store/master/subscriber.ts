@@ -1,5 +1,6 @@
 import type { PubSubPort, RedisClientPort } from '../client/redis-client.js';
 import { withTimeout } from '../../util/timeout.js';
+import { isMissingCommand } from '../missing-command.js';
 
 /** A channel's message, or undefined when the subscription broke or came back (see Store.subscribe). */
 type Listener = (message: string | undefined) => void;
@@ -12,6 +13,13 @@ const RETRY = 100;
  * connection anyway (a stalled server; a server known to be down is not asked).
  */
 const CLOSE_BOUND = 1_000;
+
+/**
+ * Without pub/sub (the server refuses SUBSCRIBE as an unknown command), how often every
+ * listener hears undefined: each wait asks again at least this often (the README's
+ * promise of a bounded interval).
+ */
+export const POLL_INTERVAL = 200;
 
 /**
  * One pub/sub connection per master, opened on the first wait and duplicated from
@@ -30,6 +38,12 @@ const CLOSE_BOUND = 1_000;
  * with undefined once more, since what was published during the break is lost. A
  * subscription confirmed only after its first SUBSCRIBE timed out calls its listener
  * with undefined too (the wait went ahead without it meanwhile).
+ *
+ * A server without pub/sub (SUBSCRIBE refused as an unknown command: a proxy or a
+ * managed service that disables it) is known from then on: the connection is closed,
+ * nothing is subscribed any more, and while anyone listens every listener hears
+ * undefined each POLL_INTERVAL, so waits ask again at that pace. Said once (per client
+ * and master) by a process warning, HOLDFAST_NO_PUBSUB.
  */
 export class Subscriber {
   private connection: PubSubPort | undefined;
@@ -44,6 +58,9 @@ export class Subscriber {
   private broken = false;
   /** The bound of the last subscribe(), for the resubscriptions after a break. */
   private bound = 2_000;
+  /** The server has no pub/sub: listeners are polled instead (see the class comment). */
+  private polling = false;
+  private poll: NodeJS.Timeout | undefined;
 
   constructor(private readonly source: RedisClientPort) {}
 
@@ -59,9 +76,15 @@ export class Subscriber {
   private trySubscribe(channel: string, listener: Listener, timeout: number, late: boolean): Promise<void> {
     this.listeners.set(channel, listener);
     this.bound = timeout;
+    if (this.polling) return Promise.resolve(this.polled());
     return this.enqueue(channel, timeout, async (c) => {
-      if (!this.listeners.has(channel) || this.closing) return;
-      await this.command(c, 'subscribe', channel);
+      if (!this.listeners.has(channel) || this.closing || this.polling) return;
+      try {
+        await this.command(c, 'subscribe', channel);
+      } catch (error) {
+        if (!isMissingCommand(error)) throw error;
+        return this.withoutPubSub(error);
+      }
       this.live.add(channel);
     }).then((ok) => {
       if (this.closed || this.listeners.get(channel) !== listener) return;
@@ -79,6 +102,7 @@ export class Subscriber {
 
   async unsubscribe(channel: string, timeout: number): Promise<void> {
     this.listeners.delete(channel);
+    if (this.polling) return this.polled();
     await this.enqueue(channel, timeout, async (c) => {
       // Closing, drop() has unsubscribed every live channel already.
       if (this.listeners.has(channel) || (this.closing && !this.live.has(channel))) return;
@@ -111,11 +135,38 @@ export class Subscriber {
     this.closing = true;
     this.closed = true;
     this.listeners.clear();
+    this.polled();
     this.live.clear();
     const c = this.connection;
     this.connection = undefined;
     // Closed at once, not by QUIT: a dead server must not hold close() up.
     c?.close();
+  }
+
+  /** SUBSCRIBE was refused as unknown: polled from now on, said once; the connection is of no use. */
+  private withoutPubSub(error: unknown): void {
+    if (this.polling) return;
+    this.polling = true;
+    this.live.clear();
+    this.connection?.close();
+    this.connection = undefined;
+    process.emitWarning(
+      `the Redis server refused SUBSCRIBE (${error instanceof Error ? error.message : String(error)}): waits ask again every ${POLL_INTERVAL} ms instead of being woken by releases. (Once per client and master.)`,
+      { type: 'HoldfastWarning', code: 'HOLDFAST_NO_PUBSUB' },
+    );
+    this.polled();
+  }
+
+  /** Polling: the timer runs while anyone listens (each listener once per round; the channels of one key share theirs). */
+  private polled(): void {
+    if (this.listeners.size === 0 || this.closed) {
+      clearInterval(this.poll);
+      this.poll = undefined;
+      return;
+    }
+    this.poll ??= setInterval(() => {
+      for (const listener of new Set(this.listeners.values())) listener(undefined);
+    }, POLL_INTERVAL).unref();
   }
 
   /** Runs op after the channel's earlier ops; resolves false when it failed or timed out. */
@@ -142,7 +193,7 @@ export class Subscriber {
         return;
       } catch (error) {
         // A server older than 7.0 has no sharded pub/sub; the scripts publish plainly then.
-        if (!(error instanceof Error) || !/unknown command/i.test(error.message)) throw error;
+        if (!isMissingCommand(error)) throw error;
         this.sharded = false;
       }
     }

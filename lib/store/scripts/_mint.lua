@@ -20,9 +20,13 @@ local function mint(fence, retention)
   local token = redis.call('incr', fence)
   if token == 1 then
     local t = redis.call('time')
-    token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    -- '%.0f': a Lua number passed to redis.call might be written as 1.7e+15.
-    redis.call('set', fence, string.format('%.0f', token), 'px', retention)
+    -- The digits put side by side, not seconds * 1000000: that product wraps in Lua VMs
+    -- with 32-bit integers (fengari, which ioredis-mock runs), and a float factor would
+    -- make it a float where integers are 64-bit (Lua 5.4: Dragonfly).
+    token = tonumber(t[1] .. string.format('%06d', tonumber(t[2])))
+    -- '%.0f': a Lua number passed to redis.call might be written as 1.7e+15. 'PX' in
+    -- capitals: ioredis-mock ignores SET's options written in lower case.
+    redis.call('set', fence, string.format('%.0f', token), 'PX', retention)
   else
     redis.call('pexpire', fence, retention)
   end

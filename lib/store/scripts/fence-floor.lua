@@ -5,7 +5,7 @@
 local current = tonumber(redis.call('get', KEYS[1]) or '0')
 local floor = tonumber(ARGV[1])
 if current < floor then
-  redis.call('set', KEYS[1], string.format('%.0f', floor), 'px', tonumber(ARGV[2]))
+  redis.call('set', KEYS[1], string.format('%.0f', floor), 'PX', tonumber(ARGV[2]))
   return floor
 end
 redis.call('pexpire', KEYS[1], tonumber(ARGV[2]))
