@@ -264,6 +264,9 @@ describe('arguments', () => {
     [['exec', 'n', '--redis', 'redis://a:1', '--redis', 'redis://a:1', '--', 'true'], /twice/],
     [['exec', 'n', '--prefix', 'a{b', '--', 'true'], /must not contain \{/],
     [['exec', 'n', '--bogus', '--', 'true'], /^unknown option '--bogus'$/],
+    [['exec', 'n', '--limit', '0', '--', 'true'], /^--limit takes a whole number of commands, at least 1, got '0'$/],
+    [['exec', 'n', '--limit', '2.5', '--', 'true'], /^--limit takes a whole number/],
+    [['exec', 'n', '--limit', 'two', '--', 'true'], /^--limit takes a whole number/],
     [['exec', 'n', '-x', '--', 'true'], /^unknown option '-x'$/],
     [['status'], /missing lock name: holdfast status <name>/],
     [['status', 'a', 'b'], /unexpected argument 'b'/],
@@ -560,6 +563,75 @@ describe('exec: waiting like flock', () => {
     // -E is the status of a busy lock only: the command's own status goes through.
     const free = holdfast(['exec', lockName, '-n', '-E', '3', '--', 'sh', '-c', 'exit 5']);
     expect((await free.result()).code).toBe(5);
+  });
+});
+
+describe('exec --limit: at most N commands at once (a semaphore)', () => {
+  const semKey = (semName: string) => `${key(semName)}:sem`;
+
+  it('lets at most two of five concurrent commands run at once, with HOLDFAST_PERMIT and no token; nothing is left after', async () => {
+    const semName = name();
+    const file = path.join(tmp, `${semName}.log`);
+    // Each command logs its start and end 300 ms apart, with its permit and token (none).
+    const body = 'echo "start $1 $HOLDFAST_LIMIT ${HOLDFAST_PERMIT:+permit} ${HOLDFAST_TOKEN:-no-token}" >> "$2"; sleep 0.3; echo "end $1" >> "$2"';
+    // The spec holds both permits until all five wait, so they contend however slowly each starts.
+    const gate = await client().getSemaphore(semName, 2).acquire({ permits: 2 });
+    const clis = ['a', 'b', 'c', 'd', 'e'].map((id) => holdfast(['exec', semName, '--limit', '2', '-v', '--', 'sh', '-c', body, 'sh', id, file]));
+    await waitFor(async () => (await redis.llen(`${semKey(semName)}:queue`)) === 5, { timeout: 10_000, interval: 10, message: 'five execs waiting' });
+    await gate.release();
+    const exits = await Promise.all(clis.map((c) => c.result()));
+    expect(exits.map((e) => e.code)).toEqual([0, 0, 0, 0, 0]);
+    const lines = read(file).trim().split('\n');
+    expect(lines).toHaveLength(10);
+    let running = 0;
+    let most = 0;
+    for (const line of lines) {
+      running += line.startsWith('start') ? 1 : -1;
+      most = Math.max(most, running);
+    }
+    expect(most).toBe(2);
+    for (const line of lines.filter((l) => l.startsWith('start'))) expect(line).toMatch(/^start [a-e] 2 permit no-token$/);
+    expect(clis[0].stderr).toMatch(/acquired '.*' \(permit \S+ of 2\)/);
+    expect(await redis.keys(`${key(semName)}*`)).toEqual([]);
+  });
+
+  it('-n while every permit is in use: exits 75 (or -E) without running the command, saying all permits are in use', async () => {
+    const semName = name();
+    const file = path.join(tmp, `${semName}.ran`);
+    const held = await client().getSemaphore(semName, 2).acquire({ permits: 2 });
+    const busy = holdfast(['exec', semName, '--limit', '2', '-n', '--', 'touch', file]);
+    const e3 = holdfast(['exec', semName, '--limit', '2', '-w', '200ms', '-E', '3', '--', 'touch', file]);
+    expect((await busy.result()).code).toBe(EXIT_LOCK_BUSY);
+    expect(busy.stderr).toMatch(/semaphore '.*' is all 2 permits in use; not taken at once/);
+    expect((await e3.result()).code).toBe(3);
+    expect(fs.existsSync(file)).toBe(false);
+    await held.release();
+    const free = holdfast(['exec', semName, '--limit', '2', '-n', '--', 'sh', '-c', 'exit 5']);
+    expect((await free.result()).code).toBe(5);
+  });
+
+  it('a lost permit: the command gets SIGTERM and holdfast exits 70 naming the semaphore', async () => {
+    const semName = name();
+    const file = path.join(tmp, `${semName}.sig`);
+    const cli = holdfast(['exec', semName, '--limit', '3', '--lease', '300ms', '--', ...command(file)]);
+    await cli.output(/ready /);
+    await redis.del(semKey(semName)); // every permit gone, as a forced release would do
+    const exit = await cli.result();
+    expect(exit.code).toBe(EXIT_LOCK_LOST);
+    expect(cli.stderr).toMatch(/semaphore '.*' was lost/);
+    expect(read(file)).toContain('SIGTERM');
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('forwards %s to the command and releases the permit when it ends', async (sig) => {
+    const semName = name();
+    const file = path.join(tmp, `${semName}.sig`);
+    const cli = holdfast(['exec', semName, '--limit', '2', '--', ...command(file)]);
+    await cli.output(/ready /);
+    expect(await redis.exists(semKey(semName))).toBe(1);
+    cli.child.kill(sig);
+    expect((await cli.result()).code).toBe(42);
+    expect(read(file)).toContain(sig);
+    expect(await redis.keys(`${key(semName)}*`)).toEqual([]);
   });
 });
 

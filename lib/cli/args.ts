@@ -22,6 +22,8 @@ export interface ExecOptions extends ConnectOptions {
   lease: number;
   /** After a loss, ms between SIGTERM and SIGKILL to the command. */
   grace: number;
+  /** --limit N: run under one permit of the semaphore <name> of N (at most N commands at once) instead of the lock. */
+  limit: number | undefined;
   verbose: boolean;
   command: string;
   args: string[];
@@ -63,6 +65,7 @@ const FLAGS: Record<CommandName, FlagSpecs> = {
     'conflict-exit-code': { type: 'string', short: 'E' },
     lease: { type: 'string' },
     grace: { type: 'string' },
+    limit: { type: 'string' },
     verbose: { type: 'boolean', short: 'v' },
   },
   status: { ...HELP_FLAG, ...CONNECT_FLAGS, json: { type: 'boolean' } },
@@ -156,10 +159,18 @@ function execOptions(flags: Flags, env: NodeJS.ProcessEnv): ExecOptions {
     conflictExitCode: exitCode(single(flags, 'conflict-exit-code')),
     lease: lease === undefined ? DEFAULT_LEASE_MS : parseDuration('--lease', lease, MIN_LEASE_MS),
     grace: grace === undefined ? DEFAULT_GRACE_MS : parseDuration('--grace', grace, 0),
+    limit: limit(single(flags, 'limit')),
     verbose: has(flags, 'verbose'),
     command: command[0],
     args: command.slice(1),
   };
+}
+
+/** The --limit of exec: how many commands may run at once (the semaphore's permits). */
+function limit(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new UsageError(`--limit takes a whole number of commands, at least 1, got '${text}'`);
+  return Number(text);
 }
 
 function exitCode(text: string | undefined): number {

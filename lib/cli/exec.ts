@@ -1,9 +1,10 @@
-// `holdfast exec`: connect, take the lock, run the command under it, release, and turn
-// all of it into one exit status. Built on the library's public acquire()/Held only.
+// `holdfast exec`: connect, take the lock (or with --limit a permit of a semaphore), run
+// the command under it, release, and turn all of it into one exit status. Built on the
+// library's public API only (guard.ts).
 import type Redis from 'ioredis';
-import { LockClient, LockLostError, type Held } from '../index.js';
+import { LockClient, LockLostError } from '../index.js';
 import { acquireFailureStatus, describeUnavailable } from './acquire-failure.js';
-import { showHolder } from './show.js';
+import { guardOf, type Guarded } from './guard.js';
 import type { ExecOptions } from './args.js';
 import { runCommand } from './command.js';
 import { connectAll, enoughReached } from './connect.js';
@@ -61,33 +62,28 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
  * not taken. Rejects with Interrupted when a signal stopped the wait.
  */
 async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRouter, log: Log): Promise<number> {
-  const lock = locks.getLock(o.name);
-  lock.on('renewed', (e) => log.verbose(`renewed '${o.name}' (lease ${e.leaseTime} ms)`));
-  lock.on('renewalFailed', (e) => log.say(`warning: renewing '${o.name}' failed (attempt ${e.attempt}): ${message(e.error)}`));
+  const guard = guardOf(locks, o, log);
+  const kind = o.limit === undefined ? 'lock' : 'semaphore';
 
   const waitStart = performance.now();
-  let held: Held;
+  let held: Guarded;
   try {
     if (o.wait === undefined) log.verbose(`waiting for '${o.name}'`);
     // No leaseTime: the watchdog renews the hold for as long as the command runs, each
     // time for --lease (the client's watchdogTimeout).
-    held = await lock.acquire({ signal: router.interrupted, ...(o.wait === undefined ? {} : { waitTime: o.wait }) });
+    held = await guard.take({ signal: router.interrupted, ...(o.wait === undefined ? {} : { waitTime: o.wait }) });
   } catch (error) {
     if (error instanceof Interrupted) throw error;
     const status = acquireFailureStatus(error);
     if (status === EXIT_LOCK_BUSY) {
-      // Who holds it, best effort: the answer is only for the message.
-      const holders = await lock.inspect().then(
-        (info) => info.holders.map(showHolder).join(', '),
-        () => '',
-      );
-      log.say(`lock '${o.name}' is held by ${holders || 'another owner'}; ${o.wait === 0 ? 'not taken at once (-n: one attempt)' : `not taken within ${o.wait} ms`}`);
+      // Who keeps it busy, best effort: the answer is only for the message.
+      log.say(`${kind} '${o.name}' is ${await guard.busy()}; ${o.wait === 0 ? 'not taken at once (-n: one attempt)' : `not taken within ${o.wait} ms`}`);
       return o.conflictExitCode;
     }
     log.say(`cannot take '${o.name}': ${describeUnavailable(error)}`);
     return status;
   }
-  log.verbose(`acquired '${o.name}' (token ${held.token}) after ${Math.round(performance.now() - waitStart)} ms; running ${o.command}`);
+  log.verbose(`acquired '${o.name}' (${held.what}) after ${Math.round(performance.now() - waitStart)} ms; running ${o.command}`);
 
   let status: number;
   // The loss that counts is one before the command ended: after that, it ran under the lock.
@@ -106,19 +102,19 @@ async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRoute
     }
   }
   if (lostInTime) {
-    log.say(`exiting ${EXIT_LOCK_LOST}: lock '${o.name}' was lost (${lostInTime.reason}) before the command ended`);
+    log.say(`exiting ${EXIT_LOCK_LOST}: ${kind} '${o.name}' was lost (${lostInTime.reason}) before the command ended`);
     return EXIT_LOCK_LOST;
   }
   return status;
 }
 
 /** Runs the command, unless a signal came between the grant and now. */
-function runUnlessInterrupted(held: Held, o: ExecOptions, router: SignalRouter, log: Log): Promise<number> {
+function runUnlessInterrupted(held: Guarded, o: ExecOptions, router: SignalRouter, log: Log): Promise<number> {
   const early = router.interrupted.reason as unknown;
   if (early instanceof Interrupted) {
     log.say(`${early.signal} before the command started: not running it`);
     return Promise.resolve(signalStatus(early.signal));
   }
-  const env = { HOLDFAST_LOCK: o.name, HOLDFAST_TOKEN: String(held.token) };
+  const env = { HOLDFAST_LOCK: o.name, ...held.env };
   return runCommand({ command: o.command, args: o.args, env, grace: o.grace }, held.signal, router, log);
 }

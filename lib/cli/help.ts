@@ -93,6 +93,10 @@ Options:
   --grace DURATION
                   After a loss of the lock, how long the command has between SIGTERM
                   and SIGKILL. Default ${DEFAULT_GRACE_MS / 1000} s.
+  --limit N       At most N commands at once instead of one: take a permit of the
+                  semaphore <name> of N (its N must be the same on every host) instead
+                  of the lock. Waits, -n, -E, the lease, signals, losses and exit
+                  statuses are as for the lock; "busy" means all N permits are in use.
 ${CONNECTION_OPTIONS}
   -v, --verbose   Report on stderr when the lock is taken, renewed and released.
   -h, --help      This text.
@@ -103,7 +107,9 @@ ${PASSWORD}
 The command's environment gets HOLDFAST_LOCK (the name) and HOLDFAST_TOKEN: the
 fencing token of this hold, a number that grows with every acquisition of the
 lock. Pass it to the storage the command writes, so that it can reject a writer
-whose lock was lost (see "fencing tokens" in the holdfast documentation).
+whose lock was lost (see "fencing tokens" in the holdfast documentation). With
+--limit it gets HOLDFAST_PERMIT (the permit's id) and HOLDFAST_LIMIT instead of
+HOLDFAST_TOKEN: permits carry no fencing token.
 
 Signals: the command runs in a process group (and session) of its own, and
 every signal that holdfast can catch (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
@@ -140,6 +146,7 @@ Examples:
   holdfast exec deploy -- ./deploy.sh production
   holdfast exec backup -n --lease 10s -- pg_dump -f /backups/db.sql db
   holdfast exec report -w 1m30s -E 0 -- ./report.sh      # busy: exit 0, skip
+  holdfast exec reindex --limit 2 -- ./reindex.sh        # at most 2 hosts at once
   REDISCLI_AUTH=secret holdfast exec migrate --redis redis://a:6379 \\
     --redis redis://b:6379 --redis redis://c:6379 -- npm run migrate
 `;
