@@ -3,7 +3,6 @@ import { LockError } from '../errors/LockError.js';
 import type { LockLostError } from '../errors/LockLostError.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { AcquireResult, Granted, LockKeys, Store } from '../store/types.js';
-import { raceAbort } from '../util/abort.js';
 import type { Watchdog } from '../watchdog/watchdog.js';
 import { backoff, pause } from './backoff.js';
 import { rejectedOutcome, type EventHub } from './event-hub.js';
@@ -163,12 +162,22 @@ export class Engine implements WaitHost, HoldListener {
     }
   }
 
-  /** One attempt that never queues. */
-  private attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
+  /**
+   * One attempt that never queues. Aborted on its way, it rejects with the signal's
+   * reason once it has answered (within the command timeout) and a grant it brought has
+   * been given back: the call settles after its cleanup.
+   */
+  private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const call = primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease));
-    // Aborted on its way: a grant is given back.
-    return raceAbort(call, signal, (late) => late.granted && this.giveBack(request));
+    let result: AcquireResult;
+    try {
+      result = await primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease));
+    } catch (error) {
+      throw signal?.aborted ? signal.reason : error;
+    }
+    if (!signal?.aborted) return result;
+    if (result.granted) await this.giveBack(request);
+    throw signal.reason;
   }
 
   /** Drops one level of hold; at the last, releases it (a queue's release may grant it to a wait of this client). */
@@ -214,7 +223,7 @@ export class Engine implements WaitHost, HoldListener {
     const { keys, owner } = request;
     const late = lateGrant(request, granted);
     if (late) {
-      this.giveBack(request);
+      void this.giveBack(request);
       throw late;
     }
     const current = this.holds.get(keys.id, owner);
@@ -235,12 +244,13 @@ export class Engine implements WaitHost, HoldListener {
   /**
    * Gives back a grant nobody will use (a waiter that left while it was on its way, a
    * reentry aborted while out). It passes the levels Redis counts with that grant, so a
-   * resend of the give-back drops nothing the owner still holds.
+   * resend of the give-back drops nothing the owner still holds. Resolves once it has
+   * settled (bounded); never rejects: a failure goes to `error`.
    */
-  giveBack(request: AcquireRequest): void {
+  giveBack(request: AcquireRequest): Promise<void> {
     const { keys, owner, primitive } = request;
     const levels = this.levelsOf(keys.id, owner) + 1;
-    primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
+    return primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
       () => this.waits.freed(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );

@@ -10,8 +10,8 @@ export interface Wait {
   readonly id: string;
   /** An attempt of it was refused, or one is out: it has (or may take) a place in the queue. */
   joined: boolean;
-  /** An attempt of it is out (sent, not answered). */
-  asking: boolean;
+  /** Its attempt out (sent, not answered), which settles after giving back a grant that comes once the wait is over. */
+  out?: Promise<unknown>;
   /** Its leave was sent. */
   left: boolean;
   /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */

@@ -39,8 +39,8 @@ export interface WaitHost {
    * the grant back) when the grant's lease ran out before it was read (late-grant.ts).
    */
   grant(request: AcquireRequest, granted: Granted): Hold;
-  /** Gives back a grant nobody will use (its waiter left while it was on its way). */
-  giveBack(request: AcquireRequest): void;
+  /** Gives back a grant nobody will use (its waiter left while it was on its way); resolves once settled, never rejects. */
+  giveBack(request: AcquireRequest): Promise<void>;
   /** A fair wait's attempt was refused or failed: it blocks (told to the event hub's probes; idempotent). */
   blocked(request: AcquireRequest): void;
   /** An attempt of a wait failed; reported as acquireFailed and retried. */

@@ -3,7 +3,6 @@ import { LockError } from '../errors/LockError.js';
 import { heldUntil } from '../store/lease-margin.js';
 import type { Granted, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
-import { raceAbort } from '../util/abort.js';
 import { Background } from '../util/background.js';
 import { backoff } from './backoff.js';
 import { Bell } from './bell.js';
@@ -26,6 +25,13 @@ const now = () => performance.now();
  * subscriber connection breaks, every wait of the key asks again. A failed attempt is
  * reported and retried with backoff until the wait ends; a wait that ends without its
  * grant leaves the queue (and gives back a grant it never took up).
+ *
+ * A wait settles after its cleanup: however it ends without a hold (aborted, its
+ * deadline, a final error, the client closing), its promise settles only once its
+ * attempt out has answered, a grant that attempt brought has been given back, and its
+ * leave (which gives back a grant a release made it) has settled, each within the
+ * command timeout. So the caller's next call finds nothing of it in Redis. (A wait whose
+ * last attempt failed does not wait for its leave: Redis is not answering.)
  */
 export class Waits {
   private readonly watches: KeyWatches;
@@ -53,12 +59,16 @@ export class Waits {
   /**
    * The client is closing: every waiter leaves its queue now, before close() rejects the
    * waits (a leave sent as a wait ends would come after close() resolved, when the user
-   * may close the connection). Resolves once those leaves have settled (each bounded).
-   * An attempt still out was sent before its leave, on the same connection: the leave
-   * removes what it joined.
+   * may close the connection). Resolves once those leaves and the attempts still out
+   * have settled (each bounded; an attempt answered after the close gives its grant
+   * back before it settles). An attempt still out was sent before its leave, on the
+   * same connection: the leave removes what it joined.
    */
   leaveAll(): Promise<void> {
-    for (const wait of this.waits.values()) this.leave(wait);
+    for (const wait of this.waits.values()) {
+      this.leave(wait);
+      if (wait.out) this.leaving.track(wait.out);
+    }
     return this.leaving.settled();
   }
 
@@ -92,15 +102,26 @@ export class Waits {
     const { keys, owner, signal, deadline, primitive } = request;
     const host = this.host;
     const queued = primitive.waits === 'queue';
-    const wait: Wait = { request, id: `w${(++this.lastWaitId).toString(36)}`, joined: false, asking: false, left: false, bell: new Bell() };
+    const wait: Wait = { request, id: `w${(++this.lastWaitId).toString(36)}`, joined: false, left: false, bell: new Bell() };
     const ring = () => wait.bell.wake();
-    // A waiter holds no level yet (a reentry never waits here).
+    // Aborted, or the client closing: the wait ends without a hold.
+    const over = () => host.closed || signal?.aborted === true;
+    // One attempt (a waiter holds no level yet: a reentry never waits here). An abort
+    // does not cut it short: answered once the wait is over, it settles only after
+    // giving back the grant it brought, and then answers undefined.
+    const ask = async (): Promise<Granted | Refused | undefined> => {
+      const result = await primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
+      if (!result.granted) wait.joined = queued;
+      if (!over()) return result;
+      if (result.granted) await host.giveBack(request);
+      return undefined;
+    };
     const attempt = () => {
-      const call = primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
-      wait.asking = queued;
-      const settled = () => void (wait.asking = false);
-      call.then(settled, settled);
-      return raceAbort(call, signal, (late) => late.granted && host.giveBack(request));
+      const out = ask();
+      wait.out = out;
+      const settled = () => void (wait.out = undefined);
+      out.then(settled, settled);
+      return out;
     };
     signal?.addEventListener('abort', ring);
     this.waits.set(wait.id, wait);
@@ -161,9 +182,11 @@ export class Waits {
           } else {
             const sentAt = now();
             refusal = undefined;
-            result = await attempt();
+            const answer = await attempt();
+            // Over: its grant was given back; a place it joined goes with the leave.
+            if (answer === undefined) continue;
+            result = answer;
             if (!result.granted) {
-              wait.joined = queued;
               refusal = { sentAt, counter: result.counter ?? Infinity };
               // Granted while this attempt was out, after it ran.
               if (usable()) result = takeUp(wait, sentAt);
@@ -210,7 +233,11 @@ export class Waits {
       if (stalled) this.stalls.forget(wait);
       if (watch) this.watches.leave(keys, owner, wait, watch);
       this.waits.delete(wait.id);
-      if (!granted) this.leave(wait);
+      // Settles after its cleanup (see the class; no attempt is out here), unless Redis
+      // failed its last attempt: its leave then goes on in the background (reported if it
+      // fails), so a call does not overrun its bound waiting on a Redis that is gone.
+      const leaving = granted ? undefined : this.leave(wait);
+      if (lastError === undefined) await leaving;
     }
   }
 
@@ -234,16 +261,20 @@ export class Waits {
    * leave on the same connection, it is applied first). A place that a failed attempt may
    * have taken (its answer never came) expires within two heartbeat leases, and a grant
    * made to it within its lease: a Redis that does not answer is not asked again.
+   * Resolves once the leave has settled (bounded; a failure goes to `error`), never rejects.
    */
-  private leave(wait: Wait): void {
-    if (wait.left || !(wait.joined || wait.asking)) return;
+  private leave(wait: Wait): Promise<unknown> | undefined {
+    if (wait.left || !(wait.joined || wait.out)) return undefined;
     wait.left = true;
     const { request } = wait;
     const host = this.host;
     const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease), wait.id);
+    if (!sent) return undefined;
     // Closing, the connection may be gone first (the user closes it after close()): the
     // entry then expires with its lease.
-    if (sent) this.leaving.track(sent.catch((e: unknown) => host.closed || host.error(e)));
+    const settled = sent.catch((e: unknown) => host.closed || host.error(e));
+    this.leaving.track(settled);
+    return settled;
   }
 }
 

@@ -226,6 +226,110 @@ describe("waits 'queue': leaving", () => {
   });
 });
 
+/** What the server holds of x when `call` settles, read in the settling turn (before anything the caller does next). */
+function atSettle(call: Tracked<Hold | null>): { holders: string[]; queued: number } {
+  const seen = { holders: [] as string[], queued: -1 };
+  const read = () => Object.assign(seen, { holders: holders(), queued: redis.exists(X.queue, X.deadlines, X.tickets) });
+  call.promise.then(read, read);
+  return seen;
+}
+
+describe('a call settles after its cleanup', () => {
+  it('a wait aborted while its attempt is out rejects only once the grant that attempt brought is given back', async () => {
+    const b = client('b');
+    b.store.latencyOf('queue.acquire', 50);
+    b.store.transitOf('queue.release', 10);
+    const abort = new AbortController();
+    const waiting = b.acquire(b.lock, 'x', 1, { signal: abort.signal });
+    const seen = atSettle(waiting);
+    await tick(10);
+    // Granted in the server (the lock was free); the reply is on its way.
+    expect(holders()).toEqual([b.owner(1)]);
+    const reason = new Error('caller gave up');
+    abort.abort(reason);
+    await tick(100);
+
+    expect(waiting.state).toBe('rejected');
+    expect(waiting.error).toBe(reason);
+    expect(seen).toEqual({ holders: [], queued: 0 });
+    const [giveBack] = b.store.callsOf('queue.release');
+    expect(waiting.settledAt).toBeGreaterThanOrEqual(giveBack.answeredAt!);
+  });
+
+  it('a single attempt (waitTime 0) aborted on its way rejects only once its grant is given back', async () => {
+    const b = client('b');
+    b.store.latencyOf('queue.acquire', 50);
+    b.store.transitOf('queue.release', 10);
+    const abort = new AbortController();
+    const attempt = b.acquire(b.lock, 'x', 1, { waitTime: 0, signal: abort.signal });
+    const seen = atSettle(attempt);
+    await tick(10);
+    abort.abort(new Error('gave up'));
+    await tick(100);
+
+    expect(attempt.state).toBe('rejected');
+    expect((attempt.error as Error).message).toBe('gave up');
+    expect(seen).toEqual({ holders: [], queued: 0 });
+    expect(b.store.callsOf('queue.release')).toHaveLength(1);
+  });
+
+  /** a holds x, b waits (past its barging window), and a's release grants b, whose message is slow. */
+  async function grantInFlight(options: { waitTime?: number; signal?: AbortSignal }): Promise<{ a: TestClient; b: TestClient; waiting: Tracked<Hold | null>; seen: ReturnType<typeof atSettle> }> {
+    const a = client('a');
+    const b = client('b');
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1, options);
+    const seen = atSettle(waiting);
+    await tick(BARGING_WINDOW + 5);
+    b.store.messageDelay = 100;
+    b.store.transitOf('queue.leave', 10);
+    a.release(first);
+    await tick();
+    expect(holders()).toEqual([b.owner(1)]);
+    return { a, b, waiting, seen };
+  }
+
+  it("a wait aborted while a release's grant to it is on its way rejects only once its leave gave the grant back", async () => {
+    const abort = new AbortController();
+    const { b, waiting, seen } = await grantInFlight({ signal: abort.signal });
+    abort.abort(new Error('gave up'));
+    await tick(50);
+
+    expect(waiting.state).toBe('rejected');
+    expect(b.store.callsOf('queue.leave')).toHaveLength(1);
+    expect(seen).toEqual({ holders: [], queued: 0 });
+  });
+
+  it("a wait whose deadline passes while a release's grant to it is on its way resolves null only once its leave gave the grant back", async () => {
+    const { b, waiting, seen } = await grantInFlight({ waitTime: 50 });
+    await tick(60);
+
+    expect(waiting.state).toBe('resolved');
+    expect(waiting.value).toBeNull();
+    expect(b.store.callsOf('queue.leave')).toHaveLength(1);
+    expect(seen).toEqual({ holders: [], queued: 0 });
+  });
+
+  it('close() with an attempt out whose reply is a grant resolves only once that grant is given back; the wait rejects, holding nothing', async () => {
+    const b = client('b');
+    b.store.latencyOf('queue.acquire', 50);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(10);
+    expect(holders()).toEqual([b.owner(1)]);
+
+    const closing = track(b.engine.close());
+    let atClose: string[] | undefined;
+    closing.promise.then(() => (atClose = holders()));
+    await tick(100);
+
+    expect(closing.state).toBe('resolved');
+    expect(atClose).toEqual([]);
+    expect(waiting.state).toBe('rejected');
+    expect((waiting.error as Error).message).toBe('client closed');
+    expect([...b.engine.holds.of(X.id)]).toEqual([]);
+  });
+});
+
 describe("waits 'queue': deadlines and failures", () => {
   it('a wait whose deadline passes while another owner holds the lock resolves null at the deadline (not before), and leaves', async () => {
     const a = client('a');

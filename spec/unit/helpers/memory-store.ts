@@ -14,6 +14,8 @@
  * - dropMessages(n, match?): the next n matching messages to this client are lost;
  * - failNext(n, ...ops): the next n calls (of those ops, or any) reject, unapplied;
  * - latency / latencyOf(op, ms): replies come ms later (the script ran at the send);
+ * - transitOf(op, ms): the call reaches the server ms after its send (the script runs
+ *   then, other clients' calls meanwhile go first); its reply follows after its latency;
  * - cutSubscriptions() / restoreSubscriptions(): messages are lost until restored, and
  *   restoring tells every listener `undefined` (the subscriber reconnected: messages may
  *   have been lost), as MasterStore's subscriber does; breakSubscriptions() does both.
@@ -56,6 +58,7 @@ export class MemoryStore implements Store, Subscriber {
   /** Delay of each message to this client, in ms. */
   messageDelay = 0;
   private readonly opLatency = new Map<Op, number>();
+  private readonly opTransit = new Map<Op, number>();
   private readonly listeners = new Map<string, (message: string | undefined) => void>();
   private failures: { left: number; ops: readonly Op[] } | undefined;
   private drops: { left: number; match: (channel: string, message: string) => boolean } | undefined;
@@ -95,6 +98,11 @@ export class MemoryStore implements Store, Subscriber {
   /** Replies of `op` come `ms` later (overrides `latency`). */
   latencyOf(op: Op, ms: number): void {
     this.opLatency.set(op, ms);
+  }
+
+  /** Calls of `op` reach the server `ms` after their send: their script runs then. */
+  transitOf(op: Op, ms: number): void {
+    this.opTransit.set(op, ms);
   }
 
   /** This client's subscriber connection broke: messages to it are lost (the server no longer counts it). */
@@ -228,8 +236,8 @@ export class MemoryStore implements Store, Subscriber {
   // ---- calls -----------------------------------------------------------------------
 
   /**
-   * One call: refused by an injected failure (nothing applied), else applied now and
-   * answered after its latency.
+   * One call: refused by an injected failure (nothing applied), else applied once it
+   * reaches the server (at once, or after its transit) and answered after its latency.
    */
   private call<T>(op: Op, who: { owner?: string; wait?: string }, run: (sentAt: number) => T): Promise<T> {
     const sentAt = this.redis.clock();
@@ -246,18 +254,22 @@ export class MemoryStore implements Store, Subscriber {
       answer(error);
       return Promise.reject(error);
     }
-    const value = run(sentAt);
-    const delay = this.opLatency.get(op) ?? this.latency;
-    if (delay <= 0) {
-      answer('ok');
-      return Promise.resolve(value);
-    }
-    return new Promise((resolve) =>
-      setTimeout(() => {
+    const reply = (value: T): Promise<T> => {
+      const delay = this.opLatency.get(op) ?? this.latency;
+      if (delay <= 0) {
         answer('ok');
-        resolve(value);
-      }, delay),
-    );
+        return Promise.resolve(value);
+      }
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          answer('ok');
+          resolve(value);
+        }, delay),
+      );
+    };
+    const transit = this.opTransit.get(op) ?? 0;
+    if (transit <= 0) return reply(run(sentAt));
+    return new Promise((resolve) => setTimeout(() => resolve(reply(run(sentAt))), transit));
   }
 
   private context(k: LockKeys, window: number): scripts.QueueContext {
