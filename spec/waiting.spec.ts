@@ -153,6 +153,35 @@ describe('a black-holed connection', () => {
     await proxy.close();
   });
 
+  // A call settles after its cleanup (DESIGN): the grant an aborted wait's attempt
+  // brought is given back before the wait rejects, so the next call finds the lock free.
+  it('an aborted wait whose attempt brought a grant rejects only once the grant is given back: another client takes the lock at once, and nothing is left', async () => {
+    const locks = client(await connect(proxy.port), { commandTimeout: 2_000 });
+    const other = client(await connect(server.port));
+    const lockName = name();
+    const mine = locks.getLock(lockName);
+    expect(await mine.tryLock()).toBe(true); // connected, scripts loaded
+    await mine.unlock();
+    proxy.delayReplies();
+    const aborts = new AbortController();
+    const waiting = mine.lock({ signal: aborts.signal });
+    await waitFor(async () => (await admin.exists(key(lockName))) === 1, { timeout: 2_000, message: 'granted in Redis, its reply held back' });
+    const reason = new Error('caller gave up');
+    aborts.abort(reason);
+    const delivering = setTimeout(() => proxy.deliverReplies(), 50);
+    try {
+      await expect(waiting).rejects.toBe(reason);
+    } finally {
+      clearTimeout(delivering);
+      proxy.deliverReplies();
+    }
+    const theirs = other.getLock(lockName);
+    expect(await theirs.tryLock()).toBe(true);
+    await theirs.unlock();
+    // What a free lock keeps: its fencing counter.
+    expect((await admin.keys(`${key(lockName)}*`)).sort()).toEqual([`${key(lockName)}:fence`]);
+  });
+
   it.each([false, true])('tryLock(w) ends within w plus one bound, and late grants are given back (fair: %s)', async (fair) => {
     const locks = client(await connect(proxy.port), { commandTimeout: 200 });
     const seen = failures(locks);
