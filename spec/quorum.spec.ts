@@ -154,6 +154,43 @@ it('aborts a quorum wait promptly and leaves nothing behind', async () => {
   await cleared(lockName);
 });
 
+// A call settles after its cleanup (DESIGN): a quorum wait aborted while its attempt is
+// out settles once that attempt has answered and the grant it brought is given back.
+it('an aborted quorum wait whose attempt was granted rejects only once the grant is given back: another client takes the lock at once', async () => {
+  const lockName = name();
+  // b reaches masters 0-2 (a majority) through proxies that can hold their replies back.
+  const proxies = await Promise.all(masters.slice(0, 3).map((m) => TcpProxy.start({ host: '127.0.0.1', port: m.port })));
+  const viaProxies = proxies.map((p) => {
+    const c = new Redis(p.port, '127.0.0.1', { retryStrategy: () => 50 });
+    c.on('error', () => undefined);
+    return c;
+  });
+  const b = new LockClient([...viaProxies, ...lockConns.slice(3)], { watchdogTimeout: WATCHDOG, commandTimeout: 2_000 });
+  clients.push(b);
+  const delivering: NodeJS.Timeout[] = [];
+  try {
+    await b.getLock(`${lockName}:warm-up`).tryLock(0, 1_000); // connected, scripts loaded
+    for (const p of proxies) p.delayReplies();
+    const aborts = new AbortController();
+    const waiting = b.getLock(lockName).lock({ signal: aborts.signal });
+    await waitFor(async () => (await presence(lockName)).every((p) => p === 1), { message: "b's grants on every master, a majority of replies held back" });
+    const reason = new Error('stop');
+    aborts.abort(reason);
+    for (const p of proxies) delivering.push(setTimeout(() => p.deliverReplies(), 50));
+    await expect(waiting).rejects.toBe(reason);
+    const theirs = client().getLock(lockName);
+    expect(await theirs.tryLock()).toBe(true);
+    await theirs.unlock();
+    await cleared(lockName);
+  } finally {
+    for (const t of delivering) clearTimeout(t);
+    for (const p of proxies) p.deliverReplies();
+    await b.close();
+    for (const c of viaProxies) c.disconnect();
+    await Promise.all(proxies.map((p) => p.close()));
+  }
+});
+
 it('keeps locking and renewing with 2 of 5 masters down', async () => {
   await masters[0].kill();
   await masters[1].kill();
