@@ -117,6 +117,34 @@ export class MemoryRedis {
     if (size === 0) this.data.delete(key);
   }
 
+  /**
+   * A key as a spec compares it with real Redis (spec/integration/memory-mirror.spec.ts):
+   * its type, its content (a hash's fields and a sorted set's members sorted, as
+   * [field, value] / [member, score] pairs), and its PTTL. 'none' when absent.
+   */
+  dump(key: string): { kind: Value['kind'] | 'none'; value: unknown; pttl: number } {
+    const entry = this.entry(key);
+    if (!entry) return { kind: 'none', value: null, pttl: -2 };
+    const v = entry.value;
+    const value = v.kind === 'hash' ? [...v.map].sort() : v.kind === 'list' ? [...v.items] : v.kind === 'zset' ? [...v.scores].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)) : v.text;
+    return { kind: v.kind, value, pttl: this.pttl(key) };
+  }
+
+  /** Sets a key as dump() gives it (absent: deleted), for a spec that takes real Redis's state. */
+  load(key: string, kind: Value['kind'] | 'none', value: unknown, pttl: number): void {
+    this.data.delete(key);
+    if (kind === 'none') return;
+    const v: Value =
+      kind === 'hash'
+        ? { kind, map: new Map(value as [string, string][]) }
+        : kind === 'list'
+          ? { kind, items: [...(value as string[])] }
+          : kind === 'zset'
+            ? { kind, scores: new Map((value as [string, number | string][]).map(([m, score]) => [m, Number(score)])) }
+            : { kind, text: String(value) };
+    this.data.set(key, { value: v, expiresAt: pttl < 0 ? undefined : this.time() + pttl });
+  }
+
   // ---- hashes ----------------------------------------------------------------------
 
   hget(key: string, field: string): string | undefined {

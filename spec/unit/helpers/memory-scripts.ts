@@ -6,7 +6,8 @@
  * raw arrays, decoded by the store as the scripts' typed callers decode them.
  *
  * Kept to the Lua's structure on purpose: when a script changes, the function of the
- * same name here changes the same way.
+ * same name here changes the same way. spec/integration/memory-mirror.spec.ts checks
+ * that they agree (replies, messages, keys) on random sequences against a real server.
  */
 import type { MemoryRedis } from './memory-redis.js';
 
