@@ -165,7 +165,8 @@ export class Engine implements WaitHost, HoldListener {
   /**
    * One attempt that never queues. Aborted on its way, it rejects with the signal's
    * reason once it has answered (within the command timeout) and a grant it brought has
-   * been given back: the call settles after its cleanup.
+   * been given back; a grant read too late is given back before it fails: the call
+   * settles after its cleanup.
    */
   private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
@@ -175,9 +176,17 @@ export class Engine implements WaitHost, HoldListener {
     } catch (error) {
       throw signal?.aborted ? signal.reason : error;
     }
-    if (!signal?.aborted) return result;
-    if (result.granted) await this.giveBack(request);
-    throw signal.reason;
+    if (signal?.aborted) {
+      if (result.granted) await this.giveBack(request);
+      throw signal.reason;
+    }
+    // Read after its lease ran out (late-grant.ts): given back before the call fails.
+    const late = result.granted ? lateGrant(request, result) : undefined;
+    if (late) {
+      await this.giveBack(request);
+      throw late;
+    }
+    return result;
   }
 
   /** Drops one level of hold; at the last, releases it (a queue's release may grant it to a wait of this client). */

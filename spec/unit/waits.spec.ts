@@ -273,6 +273,20 @@ describe('a call settles after its cleanup', () => {
     expect(b.store.callsOf('queue.release')).toHaveLength(1);
   });
 
+  it('a single attempt whose grant is read after its lease ran out fails only once that grant is given back', async () => {
+    const b = client('b');
+    // Past the client's deadline for the grant, before the key's expiry in the server.
+    b.store.latencyOf('queue.acquire', LEASE - safety(LEASE) / 2);
+    b.store.transitOf('queue.release', 10);
+    const attempt = b.acquire(b.lock, 'x', 1, { waitTime: 0 });
+    const seen = atSettle(attempt);
+    await tick(LEASE - safety(LEASE) / 2 + 20);
+
+    expect(attempt.state).toBe('rejected');
+    expect(attempt.error).toBeInstanceOf(LockUnavailableError);
+    expect(seen).toEqual({ holders: [], queued: 0 });
+  });
+
   /** a holds x, b waits (past its barging window), and a's release grants b, whose message is slow. */
   async function grantInFlight(options: { waitTime?: number; signal?: AbortSignal }): Promise<{ a: TestClient; b: TestClient; waiting: Tracked<Hold | null>; seen: ReturnType<typeof atSettle> }> {
     const a = client('a');
