@@ -163,30 +163,20 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   /**
-   * One attempt that never queues. Aborted on its way, it rejects with the signal's
-   * reason once it has answered (within the command timeout) and a grant it brought has
-   * been given back; a grant read too late is given back before it fails: the call
-   * settles after its cleanup.
+   * One attempt that never queues. It settles after its cleanup: aborted on its way, it
+   * rejects with the signal's reason once it has answered (within the command timeout);
+   * a grant it brought then, or one read after its lease ran out (late-grant.ts), is
+   * given back before the call fails.
    */
   private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    let result: AcquireResult;
-    try {
-      result = await primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease));
-    } catch (error) {
+    const result = await primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
-    }
-    if (signal?.aborted) {
-      if (result.granted) await this.giveBack(request);
-      throw signal.reason;
-    }
-    // Read after its lease ran out (late-grant.ts): given back before the call fails.
-    const late = result.granted ? lateGrant(request, result) : undefined;
-    if (late) {
-      await this.giveBack(request);
-      throw late;
-    }
-    return result;
+    });
+    const failure: unknown = signal?.aborted ? signal.reason : result.granted ? lateGrant(request, result) : undefined;
+    if (failure === undefined) return result;
+    if (result.granted) await this.giveBack(request);
+    throw failure;
   }
 
   /** Drops one level of hold; at the last, releases it (a queue's release may grant it to a wait of this client). */
