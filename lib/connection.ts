@@ -58,11 +58,23 @@ export function clientPort(connection: Connection): RedisClientPort {
   return isIoredisMock(connection) ? new IoredisMockClient(connection) : new IoredisClient(connection);
 }
 
+/**
+ * A node-redis client sends nothing before `connect()` (unlike ioredis, which connects
+ * by itself): one not open would fail every call with node-redis's "The client is
+ * closed". Open but not ready is fine: it is (re)connecting.
+ */
+function checkOpen(c: Connection, what: string): void {
+  if (!isIoredis(c) && !(c as NodeRedisConnection).isOpen) {
+    throw new TypeError(`${what} is a node-redis client that is not open: call \`await client.connect()\` before \`new LockClient(client)\``);
+  }
+}
+
 export function checkConnections(value: unknown): Connection[] {
   if (Array.isArray(value)) {
     if (value.length === 0) throw new TypeError(`connection: an empty array; pass one client (${WANTED}) or an array of independent masters`);
     value.forEach((c, i) => {
       if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis or a node-redis client, got ${describe(c)}`);
+      checkOpen(c, `connection[${i}]`);
       // Restart sit-out, hold restore and fencing floors are kept per master; a Cluster
       // loses one node's slots at a time, so a vote per Cluster would need them per slot owner.
       if (isCluster(c)) throw new TypeError(`connection[${i}] is a Cluster: quorum mode takes independent Redis masters (a quorum over Clusters is not supported)`);
@@ -71,5 +83,6 @@ export function checkConnections(value: unknown): Connection[] {
     return value;
   }
   if (!isConnection(value)) throw new TypeError(`connection must be ${WANTED} (or an array of independent masters), got ${describe(value)}`);
+  checkOpen(value, 'connection');
   return [value];
 }

@@ -19,10 +19,10 @@ export interface PortWiring {
   readonly ownerPrefix: string;
 }
 
-/** p, or a LockUnavailableError naming the lock when Redis could not be reached (final errors pass as they are). */
-function reached<T>(keys: LockKeys, p: Promise<T>): Promise<T> {
+/** p, or a LockUnavailableError saying what could not be done when Redis could not be reached (final errors pass as they are). */
+function reached<T>(keys: LockKeys, doing: (name: string) => string, p: Promise<T>): Promise<T> {
   return p.catch((error: unknown) => {
-    throw isFinal(error) ? error : unavailable(keys.name, error);
+    throw isFinal(error) ? error : unavailable(keys.name, error, doing(`'${keys.name}'`));
   });
 }
 
@@ -39,12 +39,12 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     release: (hold) => engine.release(hold),
     reLease: (holds, lease) => reLease(engine, holds, lease),
     // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
-    forceUnlock: (keys, primitive) => reached(keys, engine.forceUnlock(keys, primitive)),
-    isLocked: (keys) => reached(keys, store.isLocked(keys, queryTimeout)),
-    holdCount: (keys, owner) => reached(keys, store.holdCount(keys, owner, queryTimeout)),
-    pttl: (keys) => reached(keys, store.pttl(keys, queryTimeout)),
-    inspect: (keys) => reached(keys, store.inspect(keys, queryTimeout)),
-    permitsHeld: (keys, limit) => reached(keys, store.semaphore!.held(keys, limit, queryTimeout)),
+    forceUnlock: (keys, primitive) => reached(keys, (n) => `force-unlock ${n}`, engine.forceUnlock(keys, primitive)),
+    isLocked: (keys) => reached(keys, (n) => `tell whether ${n} is locked`, store.isLocked(keys, queryTimeout)),
+    holdCount: (keys, owner) => reached(keys, (n) => `read the hold count of ${n}`, store.holdCount(keys, owner, queryTimeout)),
+    pttl: (keys) => reached(keys, (n) => `read the TTL of ${n}`, store.pttl(keys, queryTimeout)),
+    inspect: (keys) => reached(keys, (n) => `inspect ${n}`, store.inspect(keys, queryTimeout)),
+    permitsHeld: (keys, limit) => reached(keys, (n) => `count the permits held of ${n}`, store.semaphore!.held(keys, limit, queryTimeout)),
     eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
     forgetEvents: (name) => events.forget(name),
   };

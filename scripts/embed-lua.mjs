@@ -1,7 +1,8 @@
 // Writes a sources.ts beside the Lua scripts of each folder of lib/ that has some (a
 // primitive's folder, and lib/store/scripts): every script as an exported string, so
 // the library needs no file lookups or loaders at run time (CommonJS, ESM, tsx, jest
-// alike). A file named _x.lua is a prelude: it is put in front of every script that
+// alike). Typed `string`, not inferred: an inferred literal type would repeat every
+// script in the published declarations. A file named _x.lua is a prelude: it is put in front of every script that
 // calls the function it defines (x), so shared Lua is written once. A folder's scripts
 // see its own preludes and the shared ones of lib/store/scripts.
 // Run by `npm run build`; spec/lua.spec.ts fails when a committed file is stale.
@@ -52,7 +53,7 @@ export function render(dir) {
         }
       }
       const ordered = preludes.filter((p) => used.has(p)).map((p) => p.text);
-      return `export const ${camel(f)} = ${JSON.stringify(ordered.join('') + text)};\n`;
+      return `export const ${camel(f)}: string = ${JSON.stringify(ordered.join('') + text)};\n`;
     })
     .join('\n');
   const where = path.relative(root, dir);

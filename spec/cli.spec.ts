@@ -756,7 +756,7 @@ describe('exec: failures of holdfast itself', () => {
     const exit = await cli.result();
     expect(exit.code).toBe(EXIT_INTERNAL);
     expect(read(file)).toBe('SIGTERM\n'); // the command was stopped before holdfast exited
-    expect(cli.stderr).toMatch(/internal error \(please report it\): Error: injected by cli.spec/);
+    expect(cli.stderr).toMatch(/internal error \(please report it at https:\/\/github\.com\/holdfast-js\/holdfast\/issues\): Error: injected by cli.spec/);
     expect(cli.stderr).toMatch(/stopping the command \(pid \d+\): SIGTERM now/);
   });
 });

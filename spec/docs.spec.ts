@@ -119,9 +119,9 @@ it("states package.json's engines range in the README", () => {
   expect(readme.replace(/\s+/g, ' ')).toContain(`Node.js ${least![1]} or later`);
 });
 
-it('imports ioredis by name in the README and the examples (its default export fails under node16)', () => {
+it('imports ioredis and iovalkey by name in the README, the guides and the examples (their default exports fail under node16)', () => {
   const texts = [...readmeBlocks, ...exampleFiles.map((f) => fs.readFileSync(path.join(root, 'examples', f), 'utf8'))];
-  const defaultImports = texts.flatMap((t) => t.split('\n')).filter((l) => /^import\s+[\w$]+\s*(,|from)/.test(l) && /from 'ioredis'/.test(l));
+  const defaultImports = texts.flatMap((t) => t.split('\n')).filter((l) => /^import\s+[\w$]+\s*(,|from)/.test(l) && /from '(ioredis|iovalkey)'/.test(l));
   expect(defaultImports).toEqual([]);
 });
 

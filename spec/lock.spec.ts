@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
-import { LockClient, LockError, LockNotHeldError, type Connection, type Lock } from '../lib';
+import { createClient } from 'redis';
+import { LockClient, LockError, LockNotHeldError, LockUnavailableError, type Connection, type Lock } from '../lib';
 import { startServer, type RedisServer } from '../scripts/servers';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
@@ -751,6 +752,40 @@ describe('a blocked event loop', () => {
       expect(await redis.exists(key(lockName))).toBe(0);
     } finally {
       await quick.close();
+    }
+  });
+});
+
+describe('a node-redis client that is not open', () => {
+  it('is refused at construction, naming connect(); once connected it works', async () => {
+    const client = createClient({ socket: { host: '127.0.0.1', port: server.port } });
+    client.on('error', () => undefined);
+    expect(() => new LockClient(client)).toThrow(/node-redis client that is not open: call `await client.connect\(\)`/);
+    expect(() => new LockClient([client as unknown as Connection])).toThrow(/^connection\[0\] is a node-redis client that is not open/);
+    await client.connect();
+    const other = new LockClient(client);
+    try {
+      const lock = other.getLock(name());
+      expect(await lock.tryLock()).toBe(true);
+      await lock.unlock();
+    } finally {
+      await other.close();
+      client.destroy();
+    }
+  });
+
+  it('closed by the user after construction: calls fail with LockUnavailableError saying so', async () => {
+    const client = createClient({ socket: { host: '127.0.0.1', port: server.port } });
+    client.on('error', () => undefined);
+    await client.connect();
+    const other = new LockClient(client);
+    try {
+      client.destroy();
+      const lock = other.getLock(name());
+      await expect(lock.tryLock()).rejects.toThrow(/Redis could not be reached \(the node-redis client was closed: close it only after LockClient.close\(\)\)/);
+      await expect(lock.isLocked()).rejects.toBeInstanceOf(LockUnavailableError);
+    } finally {
+      await other.close();
     }
   });
 });

@@ -1,8 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
+import { REPORT_TO } from '../lib/cli/exit-codes';
+import { startServer } from '../scripts/servers';
 
 // What users install: build, `npm pack`, unpack into a scratch node_modules, and load
 // it with a plain require() and an ESM import, types included.
@@ -39,6 +41,32 @@ it('ships only what users need, with no install-time scripts', () => {
   // Source maps are not shipped, so no shipped file may point at one.
   const dangling = files.filter((f) => f.endsWith('.js') && /^\/\/# sourceMappingURL=/m.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
   expect(dangling).toEqual([]);
+  // Each Lua script ships once, in the .js: a declaration holds its type, not its text.
+  const withLua = files.filter((f) => f.endsWith('.d.ts') && /redis\.call\(/.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
+  expect(withLua).toEqual([]);
+});
+
+it('names its repository, and its README has no link that is dead on the npm page', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const repository = 'https://github.com/holdfast-js/holdfast';
+  expect(pkg.repository).toEqual({ type: 'git', url: `git+${repository}.git` });
+  expect(pkg.homepage).toBe(`${repository}#readme`);
+  expect(pkg.bugs).toEqual({ url: `${repository}/issues` });
+  expect(REPORT_TO).toBe(pkg.bugs.url); // where the CLI's exit 71 says to report
+  // The npm page shows the packed README, beside nothing else: a relative link works only
+  // to a packed file. docs/ is not packed (it would double the package): the README links
+  // there through the repository, and those links must name files that exist.
+  const readme = fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', 'README.md'), 'utf8');
+  const targets = [...readme.matchAll(/\]\(([^)\s]+)\)|\b(?:href|src)="([^"]+)"/g)].map((m) => m[1] ?? m[2]!);
+  expect(targets.length).toBeGreaterThan(5);
+  const dead = targets.filter((t) => {
+    if (t.startsWith('#')) return false;
+    const inRepository = new RegExp(`^${repository}/(?:blob|tree)/main/([^#?]+)`).exec(t);
+    if (inRepository) return !fs.existsSync(path.join(root, inRepository[1]!));
+    if (/^https?:\/\//.test(t)) return false;
+    return !files.includes(t.replace(/[#?].*$/, '').replace(/^\.\//, ''));
+  });
+  expect(dead).toEqual([]);
 });
 
 it('loads with require() from CommonJS, holdfast/otel too, and only holdfast/otel loads @opentelemetry/api', () => {
@@ -77,6 +105,56 @@ it('runs the bin', () => {
   expect(out.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 });
 
+describe('the bin in a project without ioredis', () => {
+  /** A project holding a copy of the unpacked package (a copy: a symlink would resolve to the scratch project, which has ioredis) and `deps` from this checkout. */
+  let projects: string;
+  beforeAll(() => {
+    // Not under scratch: require() would find scratch's ioredis on its way up.
+    projects = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-projects-'));
+  });
+  afterAll(() => fs.rmSync(projects, { recursive: true, force: true }));
+  const project = (label: string, deps: string[]): string => {
+    const dir = path.join(projects, label);
+    fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+    fs.cpSync(path.join(scratch, 'node_modules', 'holdfast'), path.join(dir, 'node_modules', 'holdfast'), { recursive: true });
+    for (const dep of ['eventemitter3', ...deps]) fs.symlinkSync(path.join(root, 'node_modules', dep), path.join(dir, 'node_modules', dep));
+    return dir;
+  };
+  const run = (dir: string, args: string[]) => {
+    const r = spawnSync(process.execPath, [path.join(dir, 'node_modules', 'holdfast', 'dist', 'cjs', 'cli', 'index.js'), ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version;
+
+  it.each([
+    ['an empty project', []],
+    ['a project with only node-redis', ['redis']],
+  ])('in %s: --help and --version work; a command says in one line what to install, exit 69', (label, deps) => {
+    const dir = project(label.replace(/\W+/g, '-'), deps);
+    expect(run(dir, ['--version'])).toEqual({ status: 0, stdout: `${version}\n`, stderr: '' });
+    const help = run(dir, ['--help']);
+    expect([help.status, help.stderr]).toEqual([0, '']);
+    expect(help.stdout).toMatch(/^Usage:$/m);
+    expect(run(dir, ['exec', '--help']).status).toBe(0);
+    expect(run(dir, ['status']).status).toBe(64); // usage errors before any connection
+    const status = run(dir, ['status', 'a-lock']);
+    expect(status.status).toBe(69);
+    expect(status.stderr).toMatch(/^holdfast: .*ioredis.*npm install ioredis.*\n$/);
+    expect(status.stderr.split('\n')).toHaveLength(2); // one line, no stack
+  });
+
+  it('in a project with only iovalkey: connects with it', async () => {
+    const dir = project('iovalkey-only', ['iovalkey']);
+    const server = await startServer();
+    try {
+      const ls = run(dir, ['ls', '--redis', `redis://127.0.0.1:${server.port}`]);
+      expect([ls.status, ls.stderr]).toEqual([0, '']);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 it('loads with import from ESM, holdfast/otel too (the same function as require gives)', () => {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', "import { LockClient, LockNotHeldError } from 'holdfast'; console.log(typeof LockClient, typeof LockNotHeldError)"], { cwd: scratch }).toString();
   expect(out.trim()).toBe('function function');
@@ -109,6 +187,34 @@ it('type-checks a consumer under node16 module resolution, for import and requir
   );
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), 'use.mts', 'use.cts'], { cwd: scratch, stdio: 'pipe' });
+});
+
+// TypeScript before node16 (moduleResolution node10, still the default of `module:
+// commonjs`) ignores "exports": the subpaths resolve through "typesVersions" there.
+it.each([
+  ['node10', 'commonjs'],
+  ['bundler', 'esnext'],
+])('type-checks a consumer of holdfast, holdfast/otel and holdfast/nest under moduleResolution %s', (resolution, module) => {
+  const dir = path.join(scratch, `resolution-${resolution}`);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(
+    path.join(dir, 'use.ts'),
+    [
+      "import { LockClient, type LostEvent } from 'holdfast';",
+      "import { instrument, type InstrumentOptions } from 'holdfast/otel';",
+      "import { HoldfastModule } from 'holdfast/nest';",
+      'export const o: InstrumentOptions = { names: true };',
+      'export const stop: () => void = instrument(new LockClient([]), o);',
+      "export const reason = (e: LostEvent): string => e.reason;",
+      'export const nest: object = HoldfastModule;',
+      '',
+    ].join('\n'),
+  );
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const args = ['--noEmit', '--strict', '--module', module, '--moduleResolution', resolution, '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--noImplicitAny', 'use.ts'];
+  const r = spawnSync(process.execPath, [tsc, ...args], { cwd: dir, encoding: 'utf8' });
+  expect(r.stdout + r.stderr).toBe('');
+  expect(r.status).toBe(0);
 });
 
 // One copy of the library whichever way it is loaded: the ESM entry re-exports the

@@ -85,6 +85,23 @@ describe('a stopped server', () => {
     expect(r.ms).toBeLessThan(1_000 + 250);
   });
 
+  it('isLocked(), inspect() and forceUnlock() say that Redis could not be reached, and what they could not do (not "cannot acquire")', async () => {
+    const locks = client(await connect(server.port), { commandTimeout: 200 });
+    const lock = locks.getLock(name());
+    await lock.tryLock(); // connected and scripts loaded
+    await lock.unlock();
+    await server.kill();
+    for (const [call, doing] of [
+      [() => lock.isLocked(), 'tell whether'],
+      [() => lock.inspect(), 'inspect'],
+      [() => lock.forceUnlock(), 'force-unlock'],
+    ] as const) {
+      const error = await (call as () => Promise<unknown>)().then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(LockUnavailableError);
+      expect((error as Error).message).toMatch(new RegExp(`^cannot ${doing} '${lock.name}'.*: Redis could not be reached \\(`));
+    }
+  });
+
   it('tryLock(w) and run() with waitTime keep their budget, retry with backoff and report each failure', async () => {
     const locks = client(await connect(server.port), { commandTimeout: 200 });
     const seen = failures(locks);

@@ -1,6 +1,7 @@
 // Redis connections from --redis URLs: each opened with the settings the bin needs, and
 // the start bounded by --connect-timeout and by a signal.
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { redisConstructor } from './client-library.js';
 import { message } from './io.js';
 
 /** A URL as shown in messages: without its password. */
@@ -21,7 +22,8 @@ export function showUrl(url: string): string {
  * goes away later, or comes up later: a master of a quorum may), until disconnected.
  */
 export function connect(url: string, password: string | undefined, timeout: number, signal: AbortSignal): { redis: Redis; ready: Promise<void> } {
-  const redis = new Redis(url, {
+  const Client = redisConstructor();
+  const redis = new Client(url, {
     // $REDISCLI_AUTH, for a URL without a password of its own (ioredis lets the URL's win).
     ...(password === undefined || new URL(url).password !== '' ? {} : { password }),
     lazyConnect: true,

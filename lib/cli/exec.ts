@@ -8,7 +8,7 @@ import { guardOf, type Guarded } from './guard.js';
 import type { ExecOptions } from './args.js';
 import { runCommand } from './command.js';
 import { connectAll, enoughReached } from './connect.js';
-import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
+import { EXIT_INTERNAL, REPORT_TO, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_UNAVAILABLE, signalStatus } from './exit-codes.js';
 import { defaultIo, logTo, message, type Io, type Log } from './io.js';
 import { Interrupted, SignalRouter } from './signals.js';
 
@@ -46,7 +46,7 @@ export async function exec(o: ExecOptions, io: Io = defaultIo): Promise<number> 
       return signalStatus(error.signal);
     }
     // Never while the command runs: runCommand does not settle before it has exited.
-    log.say(`internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log.say(`internal error (please report it at ${REPORT_TO}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return EXIT_INTERNAL;
   } finally {
     router.cleanupStarted();

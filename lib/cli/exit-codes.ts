@@ -15,6 +15,8 @@ export const EXIT_LOCK_LOST = 70;
  * it ran was stopped first.
  */
 export const EXIT_INTERNAL = 71;
+/** Where an EXIT_INTERNAL says to report the bug: package.json's `bugs.url` (spec/package.spec.ts checks they agree). */
+export const REPORT_TO = 'https://github.com/holdfast-js/holdfast/issues';
 /** The lock could not be taken within --wait, or at once with -n (EX_TEMPFAIL); -E replaces it. */
 export const EXIT_LOCK_BUSY = 75;
 /** The command exists but could not be executed (as in POSIX shells). */

@@ -10,6 +10,7 @@ import {
   EXIT_NOT_FOUND,
   EXIT_UNAVAILABLE,
   EXIT_USAGE,
+  REPORT_TO,
 } from './exit-codes.js';
 
 export type CommandName = 'exec' | 'status' | 'ls' | 'release';
@@ -135,9 +136,11 @@ Exit status:
   the command's   when it ran and the lock was held throughout (128+N if it
                   died of signal N)
   ${EXIT_USAGE}              bad usage
-  ${EXIT_UNAVAILABLE}              Redis unreachable (or a quorum of masters unreachable)
+  ${EXIT_UNAVAILABLE}              Redis unreachable (or a quorum of masters unreachable), or no
+                  client library installed (ioredis or iovalkey)
   ${EXIT_LOCK_LOST}              the lock was lost while the command ran
-  ${EXIT_INTERNAL}              holdfast failed (a bug: please report it); the command was stopped
+  ${EXIT_INTERNAL}              holdfast failed (a bug: please report it at ${REPORT_TO});
+                  the command was stopped
   ${EXIT_LOCK_BUSY}              the lock was busy: not taken within --wait, or at once with -n
   ${EXIT_CANNOT_EXECUTE} / ${EXIT_NOT_FOUND}        the command could not be executed / was not found
   128+N           holdfast was stopped by signal N while waiting for the lock

@@ -4,7 +4,7 @@
 // exit EXIT_INTERNAL. Exiting at once would leave the command running with nobody to
 // renew the lock, past its expiry.
 import type { ChildProcess } from 'node:child_process';
-import { EXIT_INTERNAL } from './exit-codes.js';
+import { EXIT_INTERNAL, REPORT_TO } from './exit-codes.js';
 import { signalGroup } from './signals.js';
 
 interface Guarded {
@@ -30,7 +30,7 @@ export function guardCommand(child: ChildProcess, pid: number, grace: number): (
 export function failInternally(error: unknown, write: (text: string) => void): void {
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
   try {
-    write(`holdfast: internal error (please report it): ${text}\n`);
+    write(`holdfast: internal error (please report it at ${REPORT_TO}): ${text}\n`);
   } catch {
     // stderr is gone: the exit status still says it
   }

@@ -1,7 +1,8 @@
 // The whole program without the process around it: parse, then help, version or a command.
 import { parseCommandLine, UsageError, type Parsed } from './args.js';
+import { ClientLibraryMissing, redisConstructor } from './client-library.js';
 import { exec } from './exec.js';
-import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE } from './exit-codes.js';
 import { version } from './help.js';
 import { defaultIo, type Io } from './io.js';
 import { ls } from './ls.js';
@@ -26,6 +27,17 @@ export async function main(argv: readonly string[], io: Io = defaultIo, env: Nod
     case 'version':
       io.stdout(`${version}\n`);
       return EXIT_OK;
+  }
+  // Every command connects: without a client library it says what to install, before
+  // anything runs.
+  try {
+    redisConstructor();
+  } catch (error) {
+    if (!(error instanceof ClientLibraryMissing)) throw error;
+    io.stderr(`holdfast: ${error.message}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  switch (parsed.kind) {
     case 'exec':
       return exec(parsed.options, io);
     case 'status':

@@ -147,6 +147,8 @@ export class NodeRedisClient implements RedisClientPort {
 
   /** Sends args; in a cluster to the master of `key`'s slot (any node when undefined); a Sentinel's to its primary. */
   private send(key: string | undefined, args: string[]): Promise<unknown> {
+    // Open at construction (checked there): closed since, by the user, while holdfast still uses it.
+    if (!this.c.isOpen) return Promise.reject(new Error('the node-redis client was closed: close it only after LockClient.close()'));
     if (this.mode === 'cluster') return this.c.sendCommand(key, false, args);
     return this.mode === 'sentinel' ? this.c.sendCommand(false, args) : this.c.sendCommand(args);
   }
@@ -192,7 +194,7 @@ export class NodeRedisClient implements RedisClientPort {
 
   get down(): boolean {
     if (this.c.isReady) return false;
-    // Not open: closed by the user (or never connected), commands reject at once.
+    // Not open: closed by the user (never connected is refused at construction); commands reject at once.
     if (!this.c.isOpen) return true;
     return this.wasReady || this.retried;
   }
