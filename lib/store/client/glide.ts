@@ -1,0 +1,300 @@
+import { LockError } from '../../errors/LockError.js';
+import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
+
+/**
+ * What holdfast recognises as a Valkey GLIDE (`@valkey/valkey-glide`) `GlideClient` or
+ * `GlideClusterClient`, as `createClient()` resolves it (connected): the members it
+ * checks for, typed loosely on purpose so that holdfast's types import nothing from
+ * GLIDE.
+ */
+export interface GlideConnection {
+  /** How holdfast sends its scripts (EVALSHA, EVAL on NOSCRIPT) and commands. */
+  customCommand(...args: never[]): unknown;
+  /** GLIDE's own script runner (holdfast does not use it: see GlideClient). */
+  invokeScript(...args: never[]): unknown;
+  /** Only GLIDE has it. */
+  getStatistics(): object;
+}
+
+/** GLIDE's `Decoder.String`: replies as strings whatever the user's `defaultDecoder`. */
+const STRING = 1;
+
+/** How often holdfast's pub/sub connection is asked whether its subscriptions stand (GLIDE tells of no break). */
+const SUBSCRIPTION_CHECK = 100;
+
+/** Bound GLIDE puts on one (S)SUBSCRIBE's confirmation; the Subscriber bounds it more tightly. */
+const SUBSCRIBE_TIMEOUT = 10_000;
+
+type Route = { type: 'primarySlotKey'; key: string } | 'randomNode';
+type Options = { decoder: number; route?: Route };
+interface PubSubMsg {
+  channel: unknown;
+  message: unknown;
+}
+interface PubSubState {
+  actualSubscriptions: Record<string, Set<unknown> | undefined>;
+}
+
+/** The members the adapter uses, as GLIDE 2.3+ has them (standalone and cluster alike, unless noted). */
+interface Glide {
+  customCommand(args: string[], options?: Options): Promise<unknown>;
+  /** Run-time (un)subscription, blocking until the server confirmed it (2.3 on). */
+  subscribe?(channels: Set<string>, timeoutMs: number): Promise<void>;
+  unsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  /** Only a cluster client has the sharded ones. */
+  ssubscribe?(channels: Set<string>, timeoutMs: number): Promise<void>;
+  sunsubscribe?(channels: Set<string>, timeoutMs: number): Promise<void>;
+  getSubscriptions(): Promise<PubSubState>;
+  close(message?: string): void;
+  /** Set by close() (a protected field of GLIDE's BaseClient, not in its types). */
+  readonly isClosed?: boolean;
+  /** The configuration the client was created with (private in GLIDE's types): holdfast's pub/sub connection copies it. */
+  readonly config?: Record<string, unknown>;
+  /** Only a cluster client has it. */
+  fcallWithRoute?: unknown;
+}
+
+/** The class of a GLIDE client: `createClient` makes another like it. */
+interface GlideClass {
+  createClient(config: Record<string, unknown>): Promise<Glide>;
+}
+
+/** Duck-typed, so that a copy installed twice is accepted. */
+export function isGlide(value: object): value is GlideConnection {
+  const c = value as Record<string, unknown>;
+  return typeof c.customCommand === 'function' && typeof c.invokeScript === 'function' && typeof c.getStatistics === 'function';
+}
+
+/** True for a GlideClusterClient rather than a GlideClient. */
+export function isGlideCluster(c: GlideConnection): boolean {
+  return typeof (c as unknown as Glide).fcallWithRoute === 'function';
+}
+
+/**
+ * An error of the connection rather than of the command: GLIDE's ConnectionError (it
+ * reconnects by itself), ClosingError (the client was closed) and TimeoutError (its own
+ * requestTimeout ran out, the command maybe run all the same).
+ */
+function failureOf(error: unknown): 'broken' | 'closed' | 'late' | undefined {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'ConnectionError') return 'broken';
+  if (name === 'ClosingError') return 'closed';
+  return name === 'TimeoutError' ? 'late' : undefined;
+}
+
+/**
+ * Valkey GLIDE clients (2.3 and later: earlier ones cannot subscribe at run time, which
+ * holdfast's waits need, and are refused). What they do unlike ioredis and node-redis:
+ * - commands go through customCommand, scripts as EVALSHA (EVAL on NOSCRIPT, which GLIDE
+ *   reports as its own 'NoScriptError': rethrown here as the server's 'NOSCRIPT ...' so
+ *   that the Script falls back as with the other libraries). Not invokeScript: it hides
+ *   the EVALSHA/EVAL round trips, which Script and the quorum's restore count on;
+ * - a cluster client routes each script to the master of its first key's slot
+ *   (primarySlotKey), INFO to any node;
+ * - GLIDE emits no connection events: a break shows only as a command rejected with a
+ *   ConnectionError (or a TimeoutError: its own requestTimeout, the command perhaps run).
+ *   The adapter moves onBreak before that rejection settles, and onReady on the next
+ *   command answered, so the exactly-once rules see every break a command of holdfast's
+ *   ran into. A break no command of holdfast's was out on goes unseen, harmlessly: no
+ *   reply could come from a second run;
+ * - GLIDE has no duplicate(): holdfast's pub/sub connection is a new client of the same
+ *   class made from the configuration the user's was created with (kept by GLIDE on the
+ *   client), with a message callback of holdfast's. Its breaks are found by asking it
+ *   every SUBSCRIPTION_CHECK ms whether the server still has what it confirmed (GLIDE
+ *   resubscribes by itself).
+ */
+export class GlideClient implements RedisClientPort {
+  readonly library = 'glide';
+  readonly isCluster: boolean;
+  private readonly c: Glide;
+  /** A command failed with a ConnectionError and none was answered since. */
+  private broken = false;
+  private readonly breaks = new Set<() => void>();
+  private readonly readies = new Set<() => void>();
+
+  constructor(connection: GlideConnection) {
+    this.c = connection as unknown as Glide;
+    this.isCluster = isGlideCluster(connection);
+    if (typeof this.c.subscribe !== 'function') {
+      throw new LockError('this Valkey GLIDE client cannot subscribe at run time, which holdfast waits need: use @valkey/valkey-glide 2.3 or later');
+    }
+    if (typeof this.c.config !== 'object' || this.c.config === null) {
+      throw new LockError('this Valkey GLIDE client keeps no configuration to open holdfast pub/sub connection from: use @valkey/valkey-glide 2.3 or later');
+    }
+  }
+
+  close(): void {
+    this.breaks.clear();
+    this.readies.clear();
+  }
+
+  /** Sends args (to the master of `key`'s slot in a cluster; any node when undefined), telling breaks and recoveries on the way. */
+  private send(key: string | undefined, args: string[]): Promise<unknown> {
+    const options: Options = { decoder: STRING };
+    if (this.isCluster) options.route = key === undefined ? 'randomNode' : { type: 'primarySlotKey', key };
+    return this.c.customCommand(args, options).then(
+      (reply) => {
+        if (this.broken) {
+          this.broken = false;
+          for (const l of [...this.readies]) l();
+        }
+        return reply;
+      },
+      (error: unknown) => {
+        const failure = failureOf(error);
+        if (failure === 'broken') this.broken = true;
+        if (failure) for (const l of [...this.breaks]) l();
+        throw error;
+      },
+    );
+  }
+
+  async evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    try {
+      return await this.send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)]);
+    } catch (error) {
+      if (error instanceof Error && /\bNoScriptError\b/.test(error.message)) throw new Error(`NOSCRIPT ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
+  eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.send(keys[0], ['EVAL', lua, String(keys.length), ...keys, ...args.map(String)]);
+  }
+
+  /** GLIDE multiplexes one connection per node: a script and the WAIT behind it share it. */
+  pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+
+  async exists(key: string): Promise<number> {
+    return Number(await this.send(key, ['EXISTS', key]));
+  }
+
+  async hget(key: string, field: string): Promise<string | null> {
+    const v = await this.send(key, ['HGET', key, field]);
+    return v === null || v === undefined ? null : String(v);
+  }
+
+  async pttl(key: string): Promise<number> {
+    return Number(await this.send(key, ['PTTL', key]));
+  }
+
+  async info(section: string): Promise<string> {
+    return String(await this.send(undefined, ['INFO', section]));
+  }
+
+  async wait(replicas: number, timeout: number): Promise<number> {
+    return Number(await this.send(undefined, ['WAIT', String(replicas), String(timeout)]));
+  }
+
+  get ready(): boolean {
+    return !this.down;
+  }
+
+  get down(): boolean {
+    return this.broken || this.c.isClosed === true;
+  }
+
+  onBreak(listener: () => void): () => void {
+    const l = () => listener();
+    this.breaks.add(l);
+    return () => void this.breaks.delete(l);
+  }
+
+  onReady(listener: () => void): () => void {
+    const l = () => listener();
+    this.readies.add(l);
+    return () => void this.readies.delete(l);
+  }
+
+  subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {
+    return new GlidePubSub(this.c, this.isCluster, onMessage, events);
+  }
+}
+
+/** holdfast's own GLIDE client for pub/sub (see GlideClient). */
+class GlidePubSub implements PubSubPort {
+  readonly shardable: boolean;
+  private client: Promise<Glide> | undefined;
+  private closed = false;
+  /** Channels the server confirmed and that are not being unsubscribed, by mode (GLIDE's: 0 exact, 2 sharded). */
+  private readonly confirmed = new Map<string, boolean>();
+  private broken = false;
+  private readonly check: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly source: Glide,
+    cluster: boolean,
+    private readonly onMessage: MessageListener,
+    private readonly events: PubSubEvents,
+  ) {
+    this.shardable = cluster;
+    this.check = setInterval(() => void this.checkSubscriptions(), SUBSCRIPTION_CHECK);
+    this.check.unref();
+  }
+
+  /** The connection, made on first use and made again when making it failed (a server down then). */
+  private connection(): Promise<Glide> {
+    if (this.client) return this.client;
+    const config = {
+      ...this.source.config,
+      // The user's subscriptions (if any) are not holdfast's; GLIDE calls back with every message.
+      pubsubSubscriptions: { channelsAndPatterns: {}, callback: (msg: PubSubMsg) => this.onMessage(String(msg.channel), String(msg.message)) },
+    };
+    const made = (this.source.constructor as unknown as GlideClass).createClient(config);
+    this.client = made;
+    made.then(
+      (c) => void (this.closed && c.close()),
+      () => {
+        if (this.client === made) this.client = undefined;
+      },
+    );
+    return made;
+  }
+
+  async subscribe(channel: string, sharded: boolean): Promise<void> {
+    const c = await this.connection();
+    if (this.closed) throw new Error('holdfast: pub/sub connection closed');
+    const channels = new Set([channel]);
+    await (sharded && c.ssubscribe ? c.ssubscribe(channels, SUBSCRIBE_TIMEOUT) : c.subscribe?.(channels, SUBSCRIBE_TIMEOUT));
+    this.confirmed.set(channel, sharded);
+  }
+
+  async unsubscribe(channel: string, sharded: boolean): Promise<void> {
+    this.confirmed.delete(channel);
+    // Never made, or closed: it is subscribed to nothing.
+    if (!this.client || this.closed) return;
+    const c = await this.client;
+    if (this.closed) return;
+    const channels = new Set([channel]);
+    await (sharded && c.sunsubscribe ? c.sunsubscribe(channels, SUBSCRIBE_TIMEOUT) : c.unsubscribe(channels, SUBSCRIBE_TIMEOUT));
+  }
+
+  /** broken when a confirmed channel is missing from what the server has; restored once all are back. */
+  private async checkSubscriptions(): Promise<void> {
+    if (this.confirmed.size === 0 || !this.client || this.closed) return;
+    let missing: boolean;
+    try {
+      const state = await (await this.client).getSubscriptions();
+      const exact = state.actualSubscriptions['0'];
+      const shard = state.actualSubscriptions['2'];
+      missing = [...this.confirmed].some(([channel, sharded]) => !(sharded ? shard : exact)?.has(channel));
+    } catch {
+      missing = true;
+    }
+    if (this.closed || missing === this.broken) return;
+    this.broken = missing;
+    if (missing) this.events.broken();
+    else this.events.restored();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.check);
+    this.client?.then(
+      (c) => c.close(),
+      () => undefined,
+    );
+  }
+}
