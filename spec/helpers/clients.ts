@@ -78,6 +78,7 @@ export async function lockConnection(port: number, options: ConnectOptions = {})
   }
   if (CLIENT === 'glide') {
     const c = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port }], ...glideOptions(options.retryDelay) });
+    watchGlide(c);
     return c as unknown as Connection;
   }
   const delay = options.retryDelay;
@@ -95,18 +96,48 @@ export async function lockCluster(startupNodes: readonly { host: string; port: n
     (c as unknown as Redis).on('error', () => undefined);
     return c;
   }
-  if (CLIENT === 'glide') return (await GlideClusterClient.createClient({ addresses: startupNodes.map((n) => ({ host: n.host, port: n.port })), ...glideOptions(undefined) })) as unknown as Connection;
+  if (CLIENT === 'glide') {
+    const c = await GlideClusterClient.createClient({ addresses: startupNodes.map((n) => ({ host: n.host, port: n.port })), ...glideOptions(undefined) });
+    watchGlide(c);
+    return c as unknown as Connection;
+  }
   const c = nodeRedis().cluster({ rootNodes: startupNodes.map((n) => ({ socket: { host: n.host, port: n.port } })) });
   c.on('error', () => undefined);
   await c.connect();
   return c as unknown as Connection;
 }
 
+/**
+ * Whether each GLIDE connection made here answered its last PING within GLIDE_PING ms:
+ * GLIDE tells nothing of its connection's state, so isReady asks the server, as the
+ * adapter's own probe does. Stopped by closeConnection.
+ */
+const glideUp = new Map<object, { up: boolean; timer: ReturnType<typeof setInterval> }>();
+const GLIDE_PING = 250;
+
+function watchGlide(c: GlideClient | GlideClusterClient): void {
+  const state = { up: true, timer: setInterval(() => ping(), 50) };
+  state.timer.unref();
+  const ping = () => {
+    const late = setTimeout(() => (state.up = false), GLIDE_PING);
+    c.customCommand(['PING']).then(
+      () => {
+        clearTimeout(late);
+        state.up = true;
+      },
+      () => {
+        clearTimeout(late);
+        state.up = false;
+      },
+    );
+  };
+  glideUp.set(c, state);
+}
+
 /** The connection sends commands now (not into an offline queue). */
 export function isReady(c: Connection): boolean {
   const any = c as unknown as { status?: string; isReady?: boolean; isClosed?: boolean };
-  // GLIDE tells nothing of its connection; it is usable until closed.
-  if (CLIENT === 'glide') return any.isClosed === false;
+  if (CLIENT === 'glide') return any.isClosed === false && glideUp.get(c)?.up === true;
   return CLIENT === 'ioredis' ? any.status === 'ready' : any.isReady === true;
 }
 
@@ -114,7 +145,11 @@ export function isReady(c: Connection): boolean {
 export async function closeConnection(c: Connection): Promise<void> {
   const any = c as unknown as { disconnect?: () => unknown; destroy?: () => unknown; close?: () => unknown };
   if (CLIENT === 'ioredis') any.disconnect?.();
-  else if (CLIENT === 'glide') any.close?.();
+  else if (CLIENT === 'glide') {
+    clearInterval(glideUp.get(c)?.timer);
+    glideUp.delete(c);
+    any.close?.();
+  }
   else await Promise.resolve(any.destroy?.()).catch(() => undefined);
 }
 

@@ -45,6 +45,8 @@ interface Glide {
   ssubscribe?(channels: Set<string>, timeoutMs: number): Promise<void>;
   sunsubscribe?(channels: Set<string>, timeoutMs: number): Promise<void>;
   getSubscriptions(): Promise<PubSubState>;
+  /** Counters of GLIDE's core, process-wide; total_connections: connections open now. */
+  getStatistics(): object;
   close(message?: string): void;
   /** Set by close() (a protected field of GLIDE's BaseClient, not in its types). */
   readonly isClosed?: boolean;
@@ -75,12 +77,20 @@ export function isGlideCluster(c: GlideConnection): boolean {
  * reconnects by itself), ClosingError (the client was closed) and TimeoutError (its own
  * requestTimeout ran out, the command maybe run all the same).
  */
-function failureOf(error: unknown): 'broken' | 'closed' | 'late' | undefined {
+function failureOf(error: unknown): boolean {
   const name = error instanceof Error ? error.name : '';
-  if (name === 'ConnectionError') return 'broken';
-  if (name === 'ClosingError') return 'closed';
-  return name === 'TimeoutError' ? 'late' : undefined;
+  return name === 'ConnectionError' || name === 'ClosingError' || name === 'TimeoutError';
 }
+
+/** How often the adapter reads GLIDE's count of open connections (a local read, no round trip). */
+const CONNECTIONS_CHECK = 50;
+/**
+ * Bound of one probe (PING) of a connection suspected broken (GLIDE's default request
+ * timeout: a command sent while it reconnects waits until then), and the pause between
+ * failed probes.
+ */
+const PROBE_TIMEOUT = 250;
+const PROBE_PAUSE = 100;
 
 /**
  * Valkey GLIDE clients (2.3 and later: earlier ones cannot subscribe at run time, which
@@ -91,12 +101,20 @@ function failureOf(error: unknown): 'broken' | 'closed' | 'late' | undefined {
  *   the EVALSHA/EVAL round trips, which Script and the quorum's restore count on;
  * - a cluster client routes each script to the master of its first key's slot
  *   (primarySlotKey), INFO to any node;
- * - GLIDE emits no connection events: a break shows only as a command rejected with a
- *   ConnectionError (or a TimeoutError: its own requestTimeout, the command perhaps run).
- *   The adapter moves onBreak before that rejection settles, and onReady on the next
- *   command answered, so the exactly-once rules see every break a command of holdfast's
- *   ran into. A break no command of holdfast's was out on goes unseen, harmlessly: no
- *   reply could come from a second run;
+ * - a command out when the connection breaks is rejected at once with a ConnectionError,
+ *   never resent; one sent while the server is away waits (GLIDE reconnects by itself)
+ *   until GLIDE's requestTimeout (default 250 ms) rejects it with a TimeoutError, maybe
+ *   after it ran;
+ * - GLIDE emits no connection events. A command rejected with a ConnectionError or
+ *   TimeoutError counts as a break: onBreak moves before that rejection settles, and the
+ *   connection is down until a probe (PING, every PROBE_PAUSE ms) is answered, which
+ *   moves onReady. GLIDE's count of open connections (process-wide: it cannot tell whose)
+ *   is read every CONNECTIONS_CHECK ms; when it drops, every GLIDE adapter probes its
+ *   connection and moves onReady once answered, so that a master restarted while no
+ *   command of holdfast's was out is still checked (quorum mode's RestartWatch). A
+ *   restart whose reconnect is hidden in that count by other connections opening in the
+ *   same CONNECTIONS_CHECK goes unseen by this client; RestartWatch's age rule (a master
+ *   younger than its peers) still holds it back in that case;
  * - GLIDE has no duplicate(): holdfast's pub/sub connection is a new client of the same
  *   class made from the configuration the user's was created with (kept by GLIDE on the
  *   client), with a message callback of holdfast's. Its breaks are found by asking it
@@ -107,8 +125,12 @@ export class GlideClient implements RedisClientPort {
   readonly library = 'glide';
   readonly isCluster: boolean;
   private readonly c: Glide;
-  /** A command failed with a ConnectionError and none was answered since. */
+  /** A command failed with its connection and no probe was answered since. */
   private broken = false;
+  private probing = false;
+  private closed = false;
+  private connections: number;
+  private readonly watch: ReturnType<typeof setInterval>;
   private readonly breaks = new Set<() => void>();
   private readonly readies = new Set<() => void>();
 
@@ -121,32 +143,72 @@ export class GlideClient implements RedisClientPort {
     if (typeof this.c.config !== 'object' || this.c.config === null) {
       throw new LockError('this Valkey GLIDE client keeps no configuration to open holdfast pub/sub connection from: use @valkey/valkey-glide 2.3 or later');
     }
+    this.connections = this.openConnections();
+    // A connection already broken when handed over is found by this first probe.
+    this.probe(false);
+    this.watch = setInterval(() => {
+      const open = this.openConnections();
+      if (open < this.connections) this.probe(false);
+      this.connections = open;
+    }, CONNECTIONS_CHECK);
+    this.watch.unref();
   }
 
   close(): void {
+    this.closed = true;
+    clearInterval(this.watch);
     this.breaks.clear();
     this.readies.clear();
   }
 
-  /** Sends args (to the master of `key`'s slot in a cluster; any node when undefined), telling breaks and recoveries on the way. */
+  /** GLIDE's count of open connections, process-wide. */
+  private openConnections(): number {
+    return Number((this.c.getStatistics() as { total_connections?: unknown }).total_connections ?? 0);
+  }
+
+  /**
+   * PINGs until answered, then moves onReady. `broken`: the connection is known to have
+   * failed; else it is only suspected, and counts as broken once a probe fails.
+   */
+  private probe(broken: boolean): void {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    const attempt = (): void => {
+      if (this.closed || this.c.isClosed === true) return void (this.probing = false);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('probe unanswered')), PROBE_TIMEOUT)));
+      Promise.race([this.c.customCommand(['PING'], { decoder: STRING, ...(this.isCluster ? { route: 'randomNode' as const } : {}) }), bound]).then(
+        () => {
+          clearTimeout(timer);
+          this.probing = false;
+          this.broken = false;
+          if (!this.closed) for (const l of [...this.readies]) l();
+        },
+        () => {
+          clearTimeout(timer);
+          if (!this.broken) {
+            this.broken = true;
+            for (const l of [...this.breaks]) l();
+          }
+          setTimeout(attempt, PROBE_PAUSE).unref();
+        },
+      );
+    };
+    this.broken ||= broken;
+    attempt();
+  }
+
+  /** Sends args (to the master of `key`'s slot in a cluster; any node when undefined); a failure of the connection is a break. */
   private send(key: string | undefined, args: string[]): Promise<unknown> {
     const options: Options = { decoder: STRING };
     if (this.isCluster) options.route = key === undefined ? 'randomNode' : { type: 'primarySlotKey', key };
-    return this.c.customCommand(args, options).then(
-      (reply) => {
-        if (this.broken) {
-          this.broken = false;
-          for (const l of [...this.readies]) l();
-        }
-        return reply;
-      },
-      (error: unknown) => {
-        const failure = failureOf(error);
-        if (failure === 'broken') this.broken = true;
-        if (failure) for (const l of [...this.breaks]) l();
-        throw error;
-      },
-    );
+    return this.c.customCommand(args, options).catch((error: unknown) => {
+      if (failureOf(error)) {
+        for (const l of [...this.breaks]) l();
+        this.probe(true);
+      }
+      throw error;
+    });
   }
 
   async evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
@@ -222,6 +284,8 @@ class GlidePubSub implements PubSubPort {
   private readonly confirmed = new Map<string, boolean>();
   private broken = false;
   private readonly check: ReturnType<typeof setInterval>;
+  /** Whether the server has (S)SUBSCRIBE, by command, once asked. */
+  private readonly commands = new Map<string, Promise<void>>();
 
   constructor(
     private readonly source: Glide,
@@ -256,9 +320,28 @@ class GlidePubSub implements PubSubPort {
   async subscribe(channel: string, sharded: boolean): Promise<void> {
     const c = await this.connection();
     if (this.closed) throw new Error('holdfast: pub/sub connection closed');
+    await this.known(c, sharded ? 'SSUBSCRIBE' : 'SUBSCRIBE');
     const channels = new Set([channel]);
     await (sharded && c.ssubscribe ? c.ssubscribe(channels, SUBSCRIBE_TIMEOUT) : c.subscribe?.(channels, SUBSCRIBE_TIMEOUT));
     this.confirmed.set(channel, sharded);
+  }
+
+  /**
+   * Rejects as the server would, with 'unknown command', when it lists no `command`
+   * (renamed away, disabled): GLIDE keeps a refused (S)SUBSCRIBE to itself and lets it
+   * time out, and the Subscriber must know to poll instead. Asked once per command.
+   */
+  private known(c: Glide, command: string): Promise<void> {
+    let known = this.commands.get(command);
+    if (!known) {
+      known = c.customCommand(['COMMAND', 'INFO', command], { decoder: STRING, ...(this.shardable ? { route: 'randomNode' as const } : {}) }).then((reply) => {
+        if (Array.isArray(reply) && reply[0] === null) throw new Error(`ERR unknown command '${command}' (the server lists no such command)`);
+      });
+      // Asked again next time unless the server answered.
+      known.catch(() => this.commands.get(command) === known && this.commands.delete(command));
+      this.commands.set(command, known);
+    }
+    return known;
   }
 
   async unsubscribe(channel: string, sharded: boolean): Promise<void> {
