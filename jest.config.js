@@ -4,6 +4,7 @@
 // spec again. The other kinds share an adapter with one of those two and differ only in
 // the library's version, so they run the core (locking, waits) and not the whole
 // matrix again: that would add a minute of CI per kind for code paths already covered.
+// 'glide' (Valkey GLIDE, an adapter of its own) runs the whole matrix like node-redis.
 const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'semaphore', 'read-write-lock', 'missing-commands'];
 const CORE = ['lock', 'waiting'];
 
@@ -28,6 +29,7 @@ module.exports = {
   projects: [
     { ...common, displayName: 'ioredis', testMatch: ['**/*.spec.ts'] },
     kind('node-redis', MATRIX),
+    kind('glide', MATRIX),
     kind('ioredis6', CORE),
     kind('iovalkey', CORE),
     kind('node-redis5', CORE),

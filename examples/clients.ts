@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient, createCluster, createSentinel } from 'redis';
+import { GlideClient } from '@valkey/valkey-glide';
 import { LockClient } from 'holdfast';
 
 // #region example
@@ -38,5 +39,13 @@ export async function nodeRedisSentinelLocks(sentinels: { host: string; port: nu
   const redis = await createSentinel({ name, sentinelRootNodes: sentinels }).on('error', console.error).connect();
   const locks = new LockClient(redis, { syncReplicas: { min: 1, timeout: 500 } });
   return { locks, close: async () => (await locks.close(), await redis.close()) };
+}
+
+// Valkey GLIDE 2.3 or later: a GlideClient, or a GlideClusterClient the same way.
+export async function glideLocks(url: string) {
+  const { hostname: host, port } = new URL(url);
+  const glide = await GlideClient.createClient({ addresses: [{ host, port: Number(port) }], requestTimeout: 2_000 });
+  const locks = new LockClient(glide);
+  return { locks, close: async () => (await locks.close(), glide.close()) };
 }
 // #endregion example

@@ -1,21 +1,23 @@
 import { describe } from './options.js';
 import { IoredisClient, type IoredisConnection } from './store/client/ioredis.js';
 import { IoredisMockClient, isIoredisMock } from './store/client/ioredis-mock.js';
+import { GlideClient, isGlide, isGlideCluster, type GlideConnection } from './store/client/glide.js';
 import { isNodeRedisCluster, NodeRedisClient, type NodeRedisConnection } from './store/client/node-redis.js';
 import type { RedisClientPort } from './store/client/redis-client.js';
 
-export type { IoredisConnection, NodeRedisConnection };
+export type { GlideConnection, IoredisConnection, NodeRedisConnection };
 
 /**
  * What holdfast accepts as one master (the user's; never closed by holdfast): an
  * ioredis 5/6 or iovalkey `Redis` (also Sentinel-managed) or `Cluster`, a node-redis
  * 5/6 client (`createClient()`), cluster (`createCluster()`) or Sentinel
- * (`createSentinel()`), connected, or, in unit tests, an ioredis-mock `Redis`.
+ * (`createSentinel()`), connected, a Valkey GLIDE (2.3 or later) `GlideClient` or
+ * `GlideClusterClient`, or, in unit tests, an ioredis-mock `Redis`.
  * Structural types, so that a project with only one of those libraries type-checks.
  */
-export type Connection = IoredisConnection | NodeRedisConnection;
+export type Connection = IoredisConnection | NodeRedisConnection | GlideConnection;
 
-const WANTED = 'an ioredis (or iovalkey) Redis or Cluster, or a node-redis client or cluster';
+const WANTED = 'an ioredis (or iovalkey) Redis or Cluster, a node-redis client or cluster, or a Valkey GLIDE client';
 
 /**
  * Duck-typed so that ioredis 5 and 6, iovalkey (and a copy installed twice) are
@@ -44,16 +46,18 @@ function isNodeRedis(value: object): value is NodeRedisConnection {
 }
 
 export function isConnection(value: unknown): value is Connection {
-  return typeof value === 'object' && value !== null && (isIoredis(value) || isNodeRedis(value));
+  return typeof value === 'object' && value !== null && (isIoredis(value) || isNodeRedis(value) || isGlide(value));
 }
 
 export function isCluster(connection: Connection): boolean {
   if (isIoredis(connection)) return (connection as { isCluster?: boolean }).isCluster === true;
+  if (isGlide(connection)) return isGlideCluster(connection);
   return isNodeRedisCluster(connection);
 }
 
 /** The store's view of a connection checked by checkConnections. */
 export function clientPort(connection: Connection): RedisClientPort {
+  if (isGlide(connection)) return new GlideClient(connection);
   if (!isIoredis(connection)) return new NodeRedisClient(connection);
   return isIoredisMock(connection) ? new IoredisMockClient(connection) : new IoredisClient(connection);
 }
@@ -64,7 +68,7 @@ export function clientPort(connection: Connection): RedisClientPort {
  * closed". Open but not ready is fine: it is (re)connecting.
  */
 function checkOpen(c: Connection, what: string): void {
-  if (!isIoredis(c) && !(c as NodeRedisConnection).isOpen) {
+  if (isNodeRedis(c) && !isIoredis(c) && !isGlide(c) && !(c as NodeRedisConnection).isOpen) {
     throw new TypeError(`${what} is a node-redis client that is not open: call \`await client.connect()\` before \`new LockClient(client)\``);
   }
 }
@@ -73,7 +77,7 @@ export function checkConnections(value: unknown): Connection[] {
   if (Array.isArray(value)) {
     if (value.length === 0) throw new TypeError(`connection: an empty array; pass one client (${WANTED}) or an array of independent masters`);
     value.forEach((c, i) => {
-      if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis or a node-redis client, got ${describe(c)}`);
+      if (!isConnection(c)) throw new TypeError(`connection[${i}] must be an ioredis Redis, an iovalkey Redis, a node-redis client or a Valkey GLIDE client, got ${describe(c)}`);
       checkOpen(c, `connection[${i}]`);
       // Restart sit-out, hold restore and fencing floors are kept per master; a Cluster
       // loses one node's slots at a time, so a vote per Cluster would need them per slot owner.

@@ -32,7 +32,7 @@ export { CommandTimeoutError } from './errors/CommandTimeoutError.js';
 export { ReplicaSyncError } from './errors/ReplicaSyncError.js';
 export type { LockErrorCode } from './errors/codes.js';
 export type { ClientOptions, LockOptions, TryLockOptions, ScopedOptions, SyncReplicas } from './options.js';
-export type { Connection, IoredisConnection, NodeRedisConnection } from './connection.js';
+export type { Connection, GlideConnection, IoredisConnection, NodeRedisConnection } from './connection.js';
 export type { LockKind, AcquiredEvent, ReleasedEvent, RenewedEvent, RenewalFailedEvent, AcquireFailedEvent, LostEvent, LockEvents, ClientEvents } from './events.js';
 export { expressScope } from './integrations/express.js';
 export { koaScope } from './integrations/koa.js';

@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { LockClient, LockLostError } from '../lib';
 import { startMasters, startServer, type RedisServer } from '../scripts/servers';
 import { transfer } from '../examples/await-using';
-import { ioredisLocks, iovalkeyLocks, nodeRedisLocks } from '../examples/clients';
+import { glideLocks, ioredisLocks, iovalkeyLocks, nodeRedisLocks } from '../examples/clients';
 import { watchLocks } from '../examples/events';
 import { FencedStore, saveProfile } from '../examples/fencing';
 import { lockScope, orderService } from '../examples/nested-services';
@@ -53,6 +53,7 @@ it.each([
   ['ioredis', ioredisLocks],
   ['iovalkey', iovalkeyLocks],
   ['node-redis', nodeRedisLocks],
+  ['glide', glideLocks],
 ] as const)('locks through %s as the client example shows, and closes', async (_kind, make) => {
   const { locks: mine, close } = await make(`redis://127.0.0.1:${server.port}`);
   const lock = mine.getLock('clients-example');

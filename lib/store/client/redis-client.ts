@@ -42,7 +42,7 @@ export type CommandPort = Pick<RedisClientPort, 'evalsha' | 'eval' | 'wait'>;
 
 /**
  * Everything the store asks of one connection (a master or a Cluster), whatever the
- * client library: one adapter per library (ioredis.ts, node-redis.ts) makes its client
+ * client library: one adapter per library (ioredis.ts, node-redis.ts, glide.ts) makes its client
  * look like this, and nothing under store/ talks to a client library directly.
  *
  * Resends: what a library does with a command whose connection broke before the reply
@@ -51,7 +51,7 @@ export type CommandPort = Pick<RedisClientPort, 'evalsha' | 'eval' | 'wait'>;
  */
 export interface RedisClientPort {
   /** For messages and the store's choices that depend on the library. */
-  readonly library: 'ioredis' | 'node-redis';
+  readonly library: 'ioredis' | 'node-redis' | 'glide';
   /** A Cluster client: scripts are routed by their first key; waits use sharded pub/sub. */
   readonly isCluster: boolean;
   /** EVALSHA; rejects with the server's NOSCRIPT error when it lacks the script (Script falls back to EVAL). */
