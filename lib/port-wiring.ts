@@ -1,6 +1,8 @@
 import type { Engine } from './engine/engine.js';
 import type { EventHub } from './engine/event-hub.js';
 import { reLease } from './engine/re-lease.js';
+import { releaseLastOfAll } from './engine/release.js';
+import { takeAtOnce } from './engine/take-at-once.js';
 import { unavailable } from './engine/unavailable.js';
 import { isFinal } from './errors/final.js';
 import type { LockPort } from './handles/port.js';
@@ -37,6 +39,8 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     holdOf: (keys, owner) => engine.holds.get(keys.id, owner),
     acquire: (primitive, keys, owner, leaseTime, waitTime, signal) => engine.acquire(primitive, keys, owner, leaseTime, waitTime, signal),
     release: (hold) => engine.release(hold),
+    acquireAll: (primitive, keys, owner, leaseTime, waitTime, signal) => takeAtOnce(engine, primitive, keys, owner, leaseTime, waitTime, signal),
+    releaseAll: (holds) => releaseLastOfAll(engine, holds),
     reLease: (holds, lease) => reLease(engine, holds, lease),
     // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
     forceUnlock: (keys, primitive) => reached(keys, (n) => `force-unlock ${n}`, engine.forceUnlock(keys, primitive)),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import * as shared from '../lib/store/scripts/sources';
 import * as lock from '../lib/primitives/lock/sources';
+import * as multi from '../lib/primitives/multi/sources';
 import * as semaphore from '../lib/primitives/semaphore/sources';
 import * as readWrite from '../lib/primitives/read-write/sources';
 import { undeclaredKeys } from './helpers/lua-keys';
@@ -17,13 +18,13 @@ it('every sources.ts matches the .lua files of its folder', () => {
   const fresh = JSON.parse(
     execFileSync(process.execPath, ['--input-type=module', '-e', "import { renderAll } from './scripts/embed-lua.mjs'; process.stdout.write(JSON.stringify([...renderAll()]));"], { cwd: root }).toString(),
   ) as [string, string][];
-  expect(fresh.map(([file]) => path.relative(root, file)).sort()).toEqual(['lib/primitives/lock/sources.ts', 'lib/primitives/read-write/sources.ts', 'lib/primitives/semaphore/sources.ts', 'lib/store/scripts/sources.ts']);
+  expect(fresh.map(([file]) => path.relative(root, file)).sort()).toEqual(['lib/primitives/lock/sources.ts', 'lib/primitives/multi/sources.ts', 'lib/primitives/read-write/sources.ts', 'lib/primitives/semaphore/sources.ts', 'lib/store/scripts/sources.ts']);
   for (const [file, text] of fresh) expect({ file: path.relative(root, file), text: fs.readFileSync(file, 'utf8') }).toEqual({ file: path.relative(root, file), text });
 });
 
 describe('every key a script touches is passed in KEYS (Dragonfly refuses others; Cluster routes by KEYS)', () => {
   // Every folder's scripts (lua.spec's first case checks that these are all the folders).
-  it.each(Object.entries({ ...shared, ...lock, ...semaphore, ...readWrite }))('%s', (_, source) => {
+  it.each(Object.entries({ ...shared, ...lock, ...multi, ...semaphore, ...readWrite }))('%s', (_, source) => {
     expect(undeclaredKeys(source)).toEqual([]);
   });
 

@@ -64,14 +64,40 @@ async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
   hold.finishRelease();
 }
 
-async function releaseLast(engine: ReleaseHost, hold: Hold): Promise<void> {
-  const { keys, owner, primitive } = hold;
+function releaseLast(engine: ReleaseHost, hold: Hold): Promise<void> {
   const timeout = engine.timeoutFor(hold.lease);
   // From here on the watchdog never sends a renewal for this hold.
   hold.beginRelease();
+  return settleLast(engine, hold, hold.primitive.release(engine.store, hold.keys, hold.owner, hold.count, timeout), timeout);
+}
+
+/**
+ * The last unlock of several holds of one owner (a multi-lock's names) in one call, when
+ * each holds one level and its primitive can (Primitive.releaseAll); each then ends as
+ * releaseHold() ends it. undefined: release them one at a time.
+ */
+export function releaseLastOfAll(engine: ReleaseHost, holds: readonly Hold[]): Promise<void>[] | undefined {
+  const [first] = holds;
+  if (!first?.primitive.releaseAll || holds.some((h) => h.state !== 'held' || h.count !== 1 || h.owner !== first.owner)) return undefined;
+  const timeout = Math.min(...holds.map((h) => engine.timeoutFor(h.lease)));
+  const calls = first.primitive.releaseAll(
+    engine.store,
+    holds.map((h) => h.keys),
+    first.owner,
+    timeout,
+  );
+  if (!calls) return undefined;
+  // In the same tick as the send: the watchdog sends no renewal of these holds after it.
+  for (const hold of holds) hold.beginRelease();
+  return holds.map((hold, i) => settleLast(engine, hold, calls[i], timeout));
+}
+
+/** The end of a hold's last unlock, by what `call` (its release in Redis) answers. */
+async function settleLast(engine: ReleaseHost, hold: Hold, call: Promise<ReleaseResult>, timeout: number): Promise<void> {
+  const { keys } = hold;
   let result: ReleaseResult;
   try {
-    result = await primitive.release(engine.store, keys, owner, hold.count, timeout);
+    result = await call;
   } catch (error) {
     hold.abandon();
     throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });

@@ -21,6 +21,13 @@ export interface LockPort {
   acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null>;
   release(hold: Hold): Promise<void>;
   /**
+   * Several names for owner in one call, all or none (engine/take-at-once.ts): a hold per
+   * name, or undefined when they are to be taken one at a time.
+   */
+  acquireAll(primitive: Primitive, keys: readonly LockKeys[], owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold[] | undefined>;
+  /** The last unlock of each hold in one call, a promise per hold as release() settles; undefined when they go one at a time. */
+  releaseAll(holds: readonly Hold[]): Promise<void>[] | undefined;
+  /**
    * Gives the holds a fixed lease of `lease` ms from now, in one renewal per master or
    * slot (engine/re-lease.ts says what each answer means).
    */

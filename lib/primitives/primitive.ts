@@ -42,6 +42,13 @@ export interface Primitive {
   release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
   forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
+  /**
+   * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result
+   * per name, every one a grant or none. Absent, or undefined: one name at a time.
+   */
+  attemptAll?(store: Store, keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
+  /** The last level of owner's hold of each name at once (Queue.releaseAll). Absent, or undefined: one at a time. */
+  releaseAll?(store: Store, keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
   /** Waits 'queue' only: the wait `wait` gives up and leaves the queue (a grant made to it and not taken up goes back). */
   leave?(store: Store, keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }

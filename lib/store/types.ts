@@ -77,6 +77,20 @@ export interface Queue {
   release(keys: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult>;
   /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
   leave(keys: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void>;
+  /**
+   * A multi-lock's names in one script call (one master, or one Cluster slot), all or
+   * none: each result is a grant when every name was free with nobody queued, a refusal
+   * for all otherwise (nothing taken, nothing queued). undefined when the names cannot go
+   * in one call (different slots, syncReplicas, an earlier call of owner's on a name
+   * still unsettled): the caller takes them one at a time.
+   */
+  acquireAll?(keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
+  /**
+   * The last level of owner's hold of each name, in one script call where the names can
+   * share one (else undefined); a name with waiters goes on to release() (which grants
+   * its head) once that call has answered. One result per name, as release() answers.
+   */
+  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number, window: number): Promise<ReleaseResult>[] | undefined;
 }
 
 /**

@@ -31,5 +31,7 @@ export function reentrantLock(store: Store, heartbeat: number, kind: PrimitiveKi
     attempt: (_s, keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
     release: (_s, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
     leave: (_s, keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
+    attemptAll: (_s, keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
+    releaseAll: (_s, keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
   };
 }

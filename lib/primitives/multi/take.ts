@@ -52,7 +52,8 @@ export class HoldGroup {
   }
 
   /**
-   * One unlock of every name, in reverse acquisition order; every name is tried even
+   * One unlock of every name, in reverse acquisition order (in one call when every name
+   * is at its last level and they share a master or slot: LockPort.releaseAll); every name is tried even
    * when one fails, then the first failure is thrown (a lost name's LockLostError, or
    * the LockError of a release that could not reach Redis: that key expires within
    * its lease). The signal follows the holds until every release has settled: a loss
@@ -60,11 +61,18 @@ export class HoldGroup {
    */
   async release(port: LockPort): Promise<void> {
     let first: { error: unknown } | undefined;
-    for (const hold of [...this.holds].reverse()) {
-      try {
-        await port.release(hold);
-      } catch (error) {
-        first ??= { error };
+    const reversed = [...this.holds].reverse();
+    const together = port.releaseAll(reversed);
+    if (together) {
+      const failed = (await Promise.allSettled(together)).find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) first = { error: failed.reason };
+    } else {
+      for (const hold of reversed) {
+        try {
+          await port.release(hold);
+        } catch (error) {
+          first ??= { error };
+        }
       }
     }
     for (const detach of this.detachers.splice(0)) detach();
@@ -78,8 +86,10 @@ export interface TimedOut {
 }
 
 /**
- * Takes every name for owner, all or nothing, one at a time in the global order
- * (`ordered`, sorted by name), each with what is left of the one wait budget.
+ * Takes every name for owner, all or nothing: in one call when every name is free and
+ * nobody waits on any (LockPort.acquireAll: names on one master, or one Cluster slot),
+ * else one at a time in the global order (`ordered`, sorted by name), each with what is
+ * left of the one wait budget.
  *
  * Why hold A while waiting for B (ordered acquisition) rather than "try all, give all
  * back, retry" (redlock's multi-resource acquire):
@@ -119,6 +129,8 @@ export async function takeAll(
   signal: AbortSignal | undefined,
 ): Promise<HoldGroup | TimedOut> {
   const deadline = waitTime === undefined ? Infinity : now() + waitTime;
+  const together = await port.acquireAll(primitive, ordered, owner, leaseTime, waitTime, signal);
+  if (together) return new HoldGroup(together);
   const taken: Hold[] = [];
   // Taken by this call under the watchdog for a fixed leaseTime: re-leased once all are held.
   const early = new Set<Hold>();

@@ -98,6 +98,11 @@ export class ExactlyOnce {
     return earlier.then((left) => this.granted(k, owner, held, left, send(), finish));
   }
 
+  /** Owner has no earlier call on the lock unsettled: an acquisition may go out at once. */
+  clear(k: LockKeys, owner: string): boolean {
+    return this.unsettled.clear(k, owner);
+  }
+
   /**
    * undefined when owner has no earlier call on the lock unsettled (send at once); else
    * the time left of `timeout` once they have settled (rejects with a CommandTimeoutError
