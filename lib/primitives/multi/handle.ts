@@ -15,7 +15,7 @@ import { LockHandle } from '../lock/handle.js';
 /**
  * The Lock API over several names, through the client's port: each name is one hold of
  * the engine (reentry, watchdog, loss and events per name); this handle takes them
- * together (multi-take.ts) and gives them back together. Owners are chosen as
+ * together (take.ts: in one call where they share a master) and gives them back together. Owners are chosen as
  * LockHandle chooses them.
  */
 export class MultiLockHandle implements MultiLock {
