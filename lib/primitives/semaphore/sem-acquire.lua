@@ -36,12 +36,16 @@ if v then
 end
 
 -- Arrival order: every waiter queued ahead of this call counts as if it held its
--- permits already, so a stream of small requests cannot pass a big one.
+-- permits already, so a stream of small requests cannot pass a big one. The sum stops
+-- once it is positive and leaves no room: more waiters ahead change neither answer (it
+-- does not fit, it is not the head), and a long queue costs a refused caller a look at
+-- its first waiters only.
 local used = tonumber(redis.call('hget', q.sem, 'used') or '0')
 local ahead, queued = 0, redis.call('zscore', q.deadlines, id)
 for _, other in ipairs(redis.call('lrange', q.queue, 0, -1)) do
   if other == id then break end
   ahead = ahead + (semWant(q, other) or 0)
+  if ahead > 0 and used + ahead + want > limit then break end
 end
 
 if used + ahead + want <= limit then
