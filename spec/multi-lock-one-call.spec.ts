@@ -4,6 +4,7 @@ import { startServer, type RedisServer } from '../scripts/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { commandCalls } from './helpers/command-stats';
 import { withTimeout } from './helpers/wait';
+import * as sources from '../lib/primitives/multi/sources';
 
 // A multi-lock whose names share one master takes them in one script call when all are
 // free and nobody waits on any, and releases them in one: all or none, tokens and
@@ -147,4 +148,20 @@ it('a name deleted while held makes the one-call release reject with its loss, a
   await admin.del(key(a));
   await expect(multi.unlock()).rejects.toBeInstanceOf(LockLostError);
   expect(await present(a, b)).toEqual([0, 0]);
+});
+
+it('the one call run twice (a resend after a reconnect) answers as the first run did, at one level', async () => {
+  const [a, b] = [name(), name()];
+  const keys = [a, b].flatMap((x) => [key(x), `${key(x)}:fence`, `${key(x)}:queue`, `${key(x)}:tickets`]);
+  const take = () => admin.eval(sources.multiTake, keys.length, ...keys, 'host:1:c:s1', 5_000) as Promise<number[]>;
+  const first = await take();
+  const second = await take();
+  expect(first[0]).toBe(1);
+  expect(second[0]).toBe(1);
+  expect(await admin.hgetall(key(a))).toEqual({ 'host:1:c:s1': '1' });
+  expect(await admin.hgetall(key(b))).toEqual({ 'host:1:c:s1': '1' });
+  // Another owner is still refused, and takes nothing.
+  const other = (await admin.eval(sources.multiTake, keys.length, ...keys, 'host:1:c:s2', 5_000)) as number[];
+  expect(other).toEqual([0]);
+  await admin.del(key(a), key(b));
 });

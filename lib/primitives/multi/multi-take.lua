@@ -8,7 +8,13 @@
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local retention = tonumber(ARGV[3]) or RETENTION
 for i = 1, #KEYS, 4 do
-  if redis.call('exists', KEYS[i], KEYS[i + 2], KEYS[i + 3]) ~= 0 then return {0} end
+  -- A lock held by this owner alone is this call's own first run (the client resent it
+  -- after a reconnect; it sends the call only when it holds none of the names): taken
+  -- again, at one level, so that the resend answers as the first run did.
+  if redis.call('exists', KEYS[i], KEYS[i + 2], KEYS[i + 3]) ~= 0
+    and not (redis.call('exists', KEYS[i + 2], KEYS[i + 3]) == 0 and redis.call('hexists', KEYS[i], owner) == 1) then
+    return {0}
+  end
 end
 local out = {1}
 for i = 1, #KEYS, 4 do
