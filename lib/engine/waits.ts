@@ -117,10 +117,10 @@ export class Waits {
     let failures = lastError === undefined ? 0 : 1;
     let attempted = false;
     // The wait's last refused attempt: when it was sent, and the name's last token (or
-    // grant's stamp) when it ran. A grant with a higher token (or stamp) was made after that attempt ran, so after its
-    // send, from which its lease is counted; one with a token not above it was made
-    // before and no longer stood then (an attempt would have taken it), so it is stale:
-    // given back, expired, or undone. After a failed attempt (which may have taken a
+    // grant's stamp) when it ran. A grant with a higher token (or stamp) was made after
+    // that attempt ran, so after its send, from which its lease is counted; one not
+    // above it was made before and no longer stood then (an attempt would have taken
+    // it), so it is stale: given back, expired, or undone. After a failed attempt (which may have taken a
     // grant in Redis that is then given back for it, store/master/exactly-once.ts) no
     // grant is taken up until an attempt is refused again.
     let refusal: { sentAt: number; counter: number } | undefined;

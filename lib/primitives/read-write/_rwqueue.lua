@@ -55,6 +55,19 @@ local function rwRead(q, owner, lease, now)
   rwExpire(q, now)
 end
 
+-- `owner`'s hold of `side` goes (its last level), and its grant's mark with it: a mark
+-- stands only while its level does.
+local function rwDrop(q, side, owner, now)
+  if side == 'r' then
+    redis.call('hdel', q.R, owner)
+    redis.call('zrem', q.E, owner)
+    rwExpire(q, now)
+  else
+    redis.call('del', q.W)
+  end
+  if string.sub(redis.call('hget', q.tickets, owner) or '', 1, 2) == 'g ' then redis.call('hdel', q.tickets, owner) end
+end
+
 -- The counter as it is, kept alive as a use of the name (0 when none is known): a read's token.
 local function rwCurrent(q)
   if redis.call('pexpire', q.fence, q.retention) == 0 then return 0 end

@@ -8,19 +8,11 @@ local q = {W = KEYS[1], R = KEYS[2], E = KEYS[3], fence = KEYS[4], queue = KEYS[
   rch = ARGV[4], wch = ARGV[5], how = ARGV[6], retention = tonumber(ARGV[7])}
 local owner, mode, wait = ARGV[1], ARGV[2], ARGV[3]
 local now = clock()
+local hash = mode == 'r' and q.R or q.W
 if rwMark(q, owner, wait) then
   redis.call('hdel', q.tickets, owner)
   -- The grant's level (another wait of this owner may hold more).
-  local hash = mode == 'r' and q.R or q.W
-  if redis.call('hexists', hash, owner) == 1 and redis.call('hincrby', hash, owner, -1) <= 0 then
-    if mode == 'r' then
-      redis.call('hdel', q.R, owner)
-      redis.call('zrem', q.E, owner)
-      rwExpire(q, now)
-    else
-      redis.call('del', q.W)
-    end
-  end
+  if redis.call('hexists', hash, owner) == 1 and redis.call('hincrby', hash, owner, -1) <= 0 then rwDrop(q, mode, owner, now) end
 elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
   redis.call('hdel', q.tickets, owner)
 end

@@ -24,15 +24,7 @@ elseif held < tonumber(ARGV[3]) then
 elseif held > 1 then
   result = {1, redis.call('hincrby', hash, owner, -1)}
 else
-  if mode == 'r' then
-    redis.call('hdel', q.R, owner)
-    redis.call('zrem', q.E, owner)
-    rwExpire(q, now)
-  else
-    redis.call('del', q.W)
-  end
-  -- A grant's mark stands only while its level does.
-  if string.sub(redis.call('hget', q.tickets, owner) or '', 1, 2) == 'g ' then redis.call('hdel', q.tickets, owner) end
+  rwDrop(q, mode, owner, now)
   local grants = rwGrant(q, now)
   return {2, redis.call('llen', q.queue), unpack(grants)}
 end
