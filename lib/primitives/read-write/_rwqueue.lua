@@ -90,6 +90,8 @@ end
 -- holds or waits. Returns the grants' messages.
 local function rwGrant(q, now)
   local grants = {}
+  -- Nobody waits and no mark or stamp stands (the uncontended release): one command.
+  if redis.call('exists', q.queue, q.tickets) == 0 then return grants end
   if redis.call('exists', q.W) == 1 then return grants end
   local queue = redis.call('lrange', q.queue, 0, -1)
   if #queue == 0 and redis.call('exists', q.R) == 0 then redis.call('del', q.tickets) end
