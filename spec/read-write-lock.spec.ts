@@ -4,7 +4,8 @@ import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, type Connection, type LostEvent } from '../lib';
 import { startServer, startMasters, type RedisServer } from '../scripts/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
-import { nextEvent, waitFor } from './helpers/wait';
+import { nextEvent, waitFor, withTimeout } from './helpers/wait';
+import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 
 // getReadWriteLock on one master: readers share, a writer excludes, reentrancy and
@@ -374,6 +375,158 @@ describe('giving up leaves nothing behind', () => {
     expect(await holder.writeLock().forceUnlock()).toBe(true);
     expect(await holder.writeLock().forceUnlock()).toBe(false);
     expect(await leftovers(lockName)).toEqual([]);
+  });
+});
+
+describe('a release grants the head in the same script', () => {
+  // Every waiter below is in a client with a 30 s heartbeat lease: it asks again on its
+  // own only every 10 s, so every grant within the 2 s bounds is a release's.
+  const queue = (lockName: string) => redis.lrange(`${base(lockName)}:queue`, 0, -1);
+  /** A wait on one side in a client of its own; `order` says who got in when. */
+  function waiter(lockName: string, side: 'read' | 'write', label: string, order: string[]) {
+    const lock = client(30_000).getReadWriteLock(lockName);
+    const pending = (side === 'read' ? lock.readLock() : lock.writeLock()).acquire().then((held) => {
+      order.push(label);
+      return held;
+    });
+    // Wrapped: an async function's result would be the hold itself.
+    return { pending };
+  }
+  /** Runs each script once, so that the server knows it: no EVALSHA refused and resent as EVAL in a count. */
+  beforeAll(async () => {
+    const rw = client().getReadWriteLock(name());
+    for (const side of [rw.readLock(), rw.writeLock()]) {
+      expect(await side.tryLock()).toBe(true);
+      await side.unlock();
+    }
+  });
+
+  it('the last reader\'s release grants the waiting writer and tells it alone; a reader that came after the writer does not pass it', async () => {
+    const lockName = name();
+    const order: string[] = [];
+    const reader = await client(30_000).getReadWriteLock(lockName).readLock().acquire();
+    const observer = await observeChannels(redis, `${base(lockName)}:next:w`);
+    try {
+      const before = await scriptCalls();
+      const { pending: writer } = waiter(lockName, 'write', 'w', order);
+      await waitFor(async () => (await queue(lockName)).length === 1, { message: 'the writer queued' });
+      const { pending: later } = waiter(lockName, 'read', 'r', order);
+      // Each waiter's first attempt, refused; subscribed; its second, refused: then it sleeps.
+      await waitFor(async () => (await scriptCalls()) - before >= 4, { message: 'each waiter asked twice' });
+      expect(await queue(lockName)).toHaveLength(2);
+      const asked = await scriptCalls();
+      await reader.release();
+      const w = await withTimeout(writer, 2_000, 'the writer got in');
+      // The release was the only script call: the writer took the grant from its message.
+      expect((await scriptCalls()) - asked).toBe(1);
+      expect(await observer.counts()).toEqual({ own: 1, shared: 0 });
+      expect(observer.own[0]).toMatch(/^\S+ w\w+ \d+ \d+$/);
+      expect(order).toEqual(['w']);
+      await w.release();
+      const r = await withTimeout(later, 2_000, 'the later reader got in');
+      expect(order).toEqual(['w', 'r']);
+      await r.release();
+      expect(await leftovers(lockName)).toEqual([]);
+    } finally {
+      observer.close();
+    }
+  });
+
+  it('one release grants every reader at the head up to the first writer, together', async () => {
+    const lockName = name();
+    const order: string[] = [];
+    const holder = await client(30_000).getReadWriteLock(lockName).writeLock().acquire();
+    const observer = await observeChannels(redis, `${base(lockName)}:next:r`);
+    try {
+      const waits: Record<string, Promise<{ release(): Promise<void> }>> = {};
+      const before = await scriptCalls();
+      for (const [label, side] of [['r1', 'read'], ['r2', 'read'], ['w', 'write'], ['r3', 'read']] as const) {
+        waits[label] = waiter(lockName, side, label, order).pending;
+        const length = Object.keys(waits).length;
+        await waitFor(async () => (await queue(lockName)).length === length, { message: `${label} queued` });
+      }
+      await waitFor(async () => (await scriptCalls()) - before >= 8, { message: 'each waiter asked twice' });
+      const asked = await scriptCalls();
+      await holder.release();
+      const [r1, r2] = await withTimeout(Promise.all([waits.r1, waits.r2]), 2_000, 'r1 and r2 got in');
+      // One script call for both: the release granted them in arrival order, one message each.
+      expect((await scriptCalls()) - asked).toBe(1);
+      expect(await observer.counts()).toEqual({ own: 2, shared: 0 });
+      expect(await queue(lockName)).toHaveLength(2);
+      expect(order.sort()).toEqual(['r1', 'r2']);
+      await r1.release();
+      expect(order).toHaveLength(2);
+      // The last reader's release grants the writer; r3 stays behind it.
+      await r2.release();
+      const w = await withTimeout(waits.w, 2_000, 'the writer got in');
+      expect(order.slice(2)).toEqual(['w']);
+      await w.release();
+      const r3 = await withTimeout(waits.r3, 2_000, 'r3 got in');
+      await r3.release();
+      expect(await leftovers(lockName)).toEqual([]);
+    } finally {
+      observer.close();
+    }
+  });
+
+  it('counts a grant whose message was lost from no later than the grant: taken up by the next heartbeat, the holder hears lost before the key expires', async () => {
+    const lockName = name();
+    const holder = await client(30_000).getReadWriteLock(lockName).writeLock().acquire();
+    // Heartbeat 1.5 s: the waiter asks again every 500 ms, and takes the grant up then.
+    const waiterClient = client(1_500);
+    const got = waiterClient.getReadWriteLock(lockName).writeLock().acquire({ leaseTime: 2_000 });
+    await waitFor(async () => (await queue(lockName)).length === 1 && ((await redis.pubsub('CHANNELS', `*${lockName}*`)) as string[]).length > 0, {
+      message: 'the waiter queued and subscribed',
+    });
+    // Right after one of the waiter's heartbeats (its ticket is rewritten), so that its
+    // next attempt, which takes the grant up, comes most of a heartbeat after the grant.
+    const tickets = `${base(lockName)}:tickets`;
+    const ticket = JSON.stringify(await redis.hvals(tickets));
+    await waitFor(async () => JSON.stringify(await redis.hvals(tickets)) !== ticket, { interval: 2, message: 'a heartbeat of the waiter' });
+    // The grant's message is lost: the subscriber connections are dropped as it goes out.
+    await redis.client('KILL', 'TYPE', 'pubsub');
+    await holder.release();
+    // Granted by the release itself, before the waiter asks again.
+    expect(await redis.hlen(base(lockName))).toBe(1);
+    const lost = nextEvent<LostEvent>(waiterClient, 'lost', 10_000).then((e) => ({ ...e, at: performance.now() }));
+    await withTimeout(got, 5_000, 'the waiter took the grant up');
+    const asked = performance.now();
+    // The key expires no earlier than this; the waiter's client-side deadline must come first.
+    const expiresAt = asked + (await redis.pttl(base(lockName)));
+    const { reason, at } = await lost;
+    expect(reason).toBe('expired');
+    expect(at).toBeLessThanOrEqual(expiresAt);
+  }, 20_000);
+
+  it("an aborted waiter's leave gives back a grant it never took up, and leaves nothing in Redis", async () => {
+    const lockName = name();
+    const holder = await client(30_000).getReadWriteLock(lockName).writeLock().acquire();
+    // The waiter on a connection of its own, which a BLPOP below holds up: its leave
+    // reaches Redis only after the release has granted it the read lock.
+    const own = new Redis(server.port, '127.0.0.1');
+    const waiterClient = new LockClient(own, { watchdogTimeout: 30_000 });
+    clients.push(waiterClient);
+    const controller = new AbortController();
+    const aborted = waiterClient.getReadWriteLock(lockName).readLock().acquire({ signal: controller.signal });
+    const before = await scriptCalls();
+    await waitFor(async () => (await scriptCalls()) - before >= 2 && (await queue(lockName)).length === 1, { message: 'the reader queued and asleep' });
+    const blocked = own.blpop(`${base(lockName)}:unblock`, 0);
+    await waitFor(async () => ((await redis.client('LIST')) as string).includes('cmd=blpop'), { message: 'the connection held up' });
+    controller.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    await holder.release();
+    // Granted by the release, never taken up: the wait has ended.
+    expect(await redis.hlen(`${base(lockName)}:read`)).toBe(1);
+    await redis.lpush(`${base(lockName)}:unblock`, 'go');
+    await blocked;
+    await waitFor(async () => (await redis.exists(`${base(lockName)}:read`)) === 0, { message: 'the grant went back' });
+    expect(await leftovers(lockName)).toEqual([]);
+    // And the lock is free for a writer at once.
+    const writer = client().getReadWriteLock(lockName).writeLock();
+    expect(await writer.tryLock()).toBe(true);
+    await writer.unlock();
+    await waiterClient.close();
+    own.disconnect();
   });
 });
 

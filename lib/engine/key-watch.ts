@@ -16,6 +16,8 @@ export interface Wait {
   left: boolean;
   /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */
   granted?: number;
+  /** What dates that grant against the wait's last refusal when it is not its token (a read-write lock's stamp). */
+  stamp?: number;
   readonly bell: Bell;
 }
 

@@ -84,17 +84,19 @@ export class Waits {
   }
 
   /**
-   * A release granted the lock to a wait: 'owner wait token' (owner ids hold no white
-   * space), from its message, or from the reply of this client's own release (the head
-   * may be one of its waits). Not a wait of this client's, or one that has ended (it
-   * gave the grant back with its leave, or took it with an attempt, or took it from the
-   * other of the two): dropped.
+   * A release granted the lock to a wait: 'owner wait token' or 'owner wait token stamp'
+   * (owner ids hold no white space), from its message, or from the reply of this client's
+   * own release (the head may be one of its waits). The stamp, when there is one, dates
+   * the grant instead of its token (a read's token does not grow). Not a wait of this
+   * client's, or one that has ended (it gave the grant back with its leave, or took it
+   * with an attempt, or took it from the other of the two): dropped.
    */
   granted(message: string): void {
-    const [owner, id, token] = message.split(' ');
+    const [owner, id, token, stamp] = message.split(' ');
     const wait = this.waits.get(id);
     if (!wait || wait.request.owner !== owner || wait.left) return;
     wait.granted = Number(token);
+    wait.stamp = stamp === undefined ? undefined : Number(stamp);
     wait.bell.wake();
   }
 
@@ -135,18 +137,18 @@ export class Waits {
     let granted: Granted | undefined;
     let failures = lastError === undefined ? 0 : 1;
     let attempted = false;
-    // The wait's last refused attempt: when it was sent, and the name's last token when
-    // it ran. A grant with a higher token was made after that attempt ran, so after its
-    // send, from which its lease is counted; one with a token not above it was made
-    // before and no longer stood then (an attempt would have taken it), so it is stale:
-    // given back, expired, or undone. After a failed attempt (which may have taken a
+    // The wait's last refused attempt: when it was sent, and the name's last token (or
+    // grant's stamp) when it ran. A grant with a higher token (or stamp) was made after
+    // that attempt ran, so after its send, from which its lease is counted; one not
+    // above it was made before and no longer stood then (an attempt would have taken
+    // it), so it is stale: given back, expired, or undone. After a failed attempt (which may have taken a
     // grant in Redis that is then given back for it, store/master/exactly-once.ts) no
     // grant is taken up until an attempt is refused again.
     let refusal: { sentAt: number; counter: number } | undefined;
     // Whether the grant a message brought may be taken up now; a stale one is dropped here.
     const usable = (): boolean => {
       if (wait.granted === undefined || refusal === undefined) return false;
-      if (wait.granted > refusal.counter) return true;
+      if ((wait.stamp ?? wait.granted) > refusal.counter) return true;
       wait.granted = undefined;
       return false;
     };

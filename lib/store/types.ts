@@ -136,13 +136,14 @@ export interface ReadWriteKeys extends LockKeys {
 
 /**
  * Capability: the read-write lock (one master or a Cluster; not with syncReplicas).
- * Waiters of both sides wait in one queue in Redis; `enqueue` joins (or heartbeats) it
- * when not granted, and leave() leaves it.
+ * Waiters of both sides wait in one queue in Redis: an attempt with a wait id joins (or
+ * heartbeats) it when not granted, a release grants the head (the writer, or the leading
+ * readers), and leave() leaves it, giving back a grant the wait never took up.
  */
 export interface ReadWriteStore {
-  acquire(keys: ReadWriteKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult>;
+  acquire(keys: ReadWriteKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult>;
   release(keys: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
-  leave(keys: ReadWriteKeys, owner: string, timeout: number): Promise<void>;
+  leave(keys: ReadWriteKeys, owner: string, timeout: number, wait: string): Promise<void>;
   forceUnlock(keys: ReadWriteKeys, timeout: number): Promise<boolean>;
   /** The watchdog's renewal of read holds, every name's (a write hold is renewed as a lock is). */
   readonly renewal: RenewScript;

@@ -16,7 +16,8 @@ export interface ReadWriteSide {
  *
  * The write hold lives in the name's lock hash (`holdfast:{name}`), the read holds in
  * `…:read` with their own expiries in `…:readers`; waiters of both sides share the
- * queue in Redis (_rwnow.lua). Each side is its own hold (keys.id `…#r`,
+ * queue in Redis (_rwqueue.lua on _queue.lua); a release grants the writer or the
+ * leading readers at its head in the same script. Each side is its own hold (keys.id `…#r`,
  * `…#w`), so a scope may hold both.
  */
 export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number): { read: ReadWriteSide; write: ReadWriteSide } {
@@ -42,9 +43,9 @@ function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadW
   const primitive: Primitive = {
     kind: keys.side === 'r' ? 'read' : 'write',
     waits: 'queue',
-    attempt: (_store, _keys, owner, lease, held, timeout, wait) => rw.acquire(keys, owner, lease, heartbeat, wait !== undefined, timeout, held),
+    attempt: (_store, _keys, owner, lease, held, timeout, wait) => rw.acquire(keys, owner, lease, heartbeat, wait, timeout, held),
     release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
-    leave: (_store, _keys, owner, timeout) => rw.leave(keys, owner, timeout),
+    leave: (_store, _keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
     forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.

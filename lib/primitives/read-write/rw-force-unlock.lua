@@ -1,6 +1,6 @@
 -- Read-write lock: delete one side whoever holds it ('r': every read hold, 'w': the
--- write hold) and wake every waiter. The fencing counter stays.
--- KEYS[1] W, KEYS[2] R, KEYS[3] E, KEYS[4] Q (see rwnow's prelude).
+-- write hold) and wake every waiter (each asks again). The fencing counter stays.
+-- KEYS[1] W, KEYS[2] R, KEYS[3] E, KEYS[4] Q (see _rwqueue.lua).
 -- ARGV[1] 'r' or 'w', ARGV[2] read channel, ARGV[3] write channel, ARGV[4] 'publish' or 'spublish'.
 -- Returns 1 when a hold was deleted, 0 when there was none.
 local W, R, E, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

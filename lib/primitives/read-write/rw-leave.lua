@@ -1,15 +1,22 @@
 -- Read-write lock: a waiter that gives up (timeout, abort, close) leaves the queue at
--- once. Those behind it may now go (a writer's entry held readers back; any head holds
--- the writers back): every waiter is woken to look again.
--- KEYS[1] Q, KEYS[2] D (see rwnow's prelude). ARGV[1] the entry ('r:' or 'w:' .. owner),
--- ARGV[2] read channel, ARGV[3] write channel, ARGV[4] 'publish' or 'spublish'.
-local Q, D, entry = KEYS[1], KEYS[2], ARGV[1]
-redis.call('lrem', Q, 0, entry)
-redis.call('zrem', D, entry)
-if redis.call('llen', Q) == 0 then
-  redis.call('del', Q, D)
-else
-  notify(ARGV[2], '*', ARGV[4])
-  notify(ARGV[3], '*', ARGV[4])
+-- once, and gives back a grant its wait never took up; those that may get in then are
+-- granted (rwGrant: a writer's place held readers back, any head held writers back).
+-- KEYS as rw-release.lua's. ARGV[1] owner, ARGV[2] 'r' or 'w', ARGV[3] the wait's id,
+-- ARGV[4] read channel, ARGV[5] write channel, ARGV[6] 'publish' or 'spublish',
+-- ARGV[7] key retention ms.
+local q = {W = KEYS[1], R = KEYS[2], E = KEYS[3], fence = KEYS[4], queue = KEYS[5], deadlines = KEYS[6], tickets = KEYS[7],
+  rch = ARGV[4], wch = ARGV[5], how = ARGV[6], retention = tonumber(ARGV[7])}
+local owner, mode, wait = ARGV[1], ARGV[2], ARGV[3]
+local now = clock()
+local hash = mode == 'r' and q.R or q.W
+if rwMark(q, owner, wait) then
+  redis.call('hdel', q.tickets, owner)
+  -- The grant's level (another wait of this owner may hold more).
+  if redis.call('hexists', hash, owner) == 1 and redis.call('hincrby', hash, owner, -1) <= 0 then rwDrop(q, mode, owner, now) end
+elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
+  redis.call('hdel', q.tickets, owner)
 end
+if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now) end
+rwPrune(q, now)
+rwGrant(q, now)
 return 1

@@ -8,26 +8,36 @@ import * as sources from './sources.js';
 export type Side = 'r' | 'w';
 
 /**
- * rw-acquire.lua: KEYS W, R, E, fence, Q, D; ARGV owner, side, lease, heartbeat,
- * enqueue, read channel, write channel, publish verb, key retention.
+ * rw-acquire.lua: KEYS W, R, E, fence, queue, deadlines, tickets; ARGV owner, side,
+ * lease, heartbeat, wait id ('' for one attempt), read channel, write channel, publish
+ * verb, key retention. Refused, `counter` is the name's last grant's stamp (_rwqueue.lua):
+ * it dates the refusal for a grant that comes in a message (engine/waits.ts).
  */
 export const acquire = new Script<
-  [owner: string, side: Side, lease: number, heartbeat: number, enqueue: '1' | '0', readChannel: string, writeChannel: string, publish: PublishVerb, retention: number],
+  [owner: string, side: Side, lease: number, heartbeat: number, wait: string, readChannel: string, writeChannel: string, publish: PublishVerb, retention: number],
   AcquireReply
 >('rw-acquire', sources.rwAcquire, (raw) => {
   const r = raw as number[];
-  return r[0] === 1 ? { granted: true, token: Number(r[1]) } : { granted: false, pttl: Number(r[1]), counter: 0, head: r[2] === 1, windowLeft: 0 };
+  if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, windowLeft: 0 };
 });
 
-/** rw-release.lua: KEYS W, R, E, Q, D; ARGV owner, side, levels held, read channel, write channel, publish verb. */
-export const release = new Script<[owner: string, side: Side, held: number, readChannel: string, writeChannel: string, publish: PublishVerb], ReleaseReply>(
+/** rw-release.lua: KEYS as rw-acquire's; ARGV owner, side, levels held, read channel, write channel, publish verb, key retention. */
+export const release = new Script<[owner: string, side: Side, held: number, readChannel: string, writeChannel: string, publish: PublishVerb, retention: number], ReleaseReply>(
   'rw-release',
   sources.rwRelease,
-  decodeRelease,
+  (raw) => {
+    const r = raw as unknown[];
+    return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r.slice(2).map(String) } : decodeRelease(raw);
+  },
 );
 
-/** rw-leave.lua: KEYS Q, D; ARGV entry, read channel, write channel, publish verb. */
-export const leave = new Script<[entry: string, readChannel: string, writeChannel: string, publish: PublishVerb], void>('rw-leave', sources.rwLeave, () => undefined);
+/** rw-leave.lua: KEYS as rw-acquire's; ARGV owner, side, wait id, read channel, write channel, publish verb, key retention. */
+export const leave = new Script<[owner: string, side: Side, wait: string, readChannel: string, writeChannel: string, publish: PublishVerb, retention: number], void>(
+  'rw-leave',
+  sources.rwLeave,
+  () => undefined,
+);
 
 /** rw-renew.lua: KEYS R, E, W per read hold; ARGV owner and lease per hold. */
 export const renewRead = new Script<(string | number)[], RenewReply[]>('rw-renew', sources.rwRenew, decodeRenew);

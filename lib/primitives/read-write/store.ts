@@ -1,5 +1,5 @@
 import type { RedisClientPort } from '../../store/client/redis-client.js';
-import { heldUntil } from '../../store/lease-margin.js';
+import { granted } from '../lock/queue.js';
 import type { PublishVerb } from '../../store/scripts/acquire.js';
 import * as rw from './scripts.js';
 import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../../store/types.js';
@@ -7,6 +7,9 @@ import { identity, withTimeout } from '../../util/timeout.js';
 import { ExactlyOnce } from '../../store/master/exactly-once.js';
 
 const now = () => performance.now();
+
+/** The keys of rw-acquire, -release and -leave (see _rwqueue.lua). */
+const rwKeys = (k: ReadWriteKeys): string[] => [k.write, k.read, k.readers, k.fence, k.queue, k.deadlines, k.tickets];
 
 /** The keys a give-back or a renewal gets are the ones the hold was taken with: a read-write lock's. */
 function sideKeys(k: LockKeys): ReadWriteKeys {
@@ -28,7 +31,8 @@ function sideKeys(k: LockKeys): ReadWriteKeys {
  * 3, 4. A grant that failed with its connection or came after its call timed out is
  *    given back through rw-release.lua with the levels Redis counts with it (below).
  * 5. A last release answered "not held" after a reconnect counts as released.
- * 6. No hand-off: waiters retry themselves, so nothing is ever taken back.
+ * 6. A release's grant (its reply lost or late) stands as its mark for that wait, which
+ *    takes it up or gives it back as it leaves.
  * Joining the queue (a set member and a list entry guarded by it), leaving it and the
  * renewal are idempotent as they are.
  */
@@ -44,28 +48,22 @@ export class MasterReadWrite implements ReadWriteStore {
     this.once = new ExactlyOnce(connection, levelsNow, (k, owner, timeout, levels) => this.release(sideKeys(k), owner, timeout, levels).catch(() => undefined));
   }
 
-  async acquire(k: ReadWriteKeys, owner: string, lease: number, heartbeat: number, enqueue: boolean, timeout: number, held: number): Promise<AcquireResult> {
+  acquire(k: ReadWriteKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
     const send = () => {
       sentAt = now();
-      return rw.acquire.run(
-        this.connection,
-        [k.write, k.read, k.readers, k.fence, k.queue, k.deadlines],
-        [owner, k.side, lease, heartbeat, enqueue ? '1' : '0', k.readChannel, k.writeChannel, this.publish, this.keyRetention],
-      );
+      return rw.acquire.run(this.connection, rwKeys(k), [owner, k.side, lease, heartbeat, wait ?? '', k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
     };
-    const reply = await this.once.grant(k, owner, held, timeout, send, identity);
-    if (!reply.granted) return { granted: false, pttl: reply.pttl, head: reply.head };
-    return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease) };
+    return this.once.grant(k, owner, held, timeout, send, (reply) => granted(reply, sentAt, lease));
   }
 
   release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
-    const call = rw.release.run(this.connection, [k.write, k.read, k.readers, k.queue, k.deadlines], [owner, k.side, held, k.readChannel, k.writeChannel, this.publish]);
+    const call = rw.release.run(this.connection, rwKeys(k), [owner, k.side, held, k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
     return this.once.release(k, owner, held, timeout, call, identity);
   }
 
-  leave(k: ReadWriteKeys, owner: string, timeout: number): Promise<void> {
-    const call = rw.leave.run(this.connection, [k.queue, k.deadlines], [`${k.side}:${owner}`, k.readChannel, k.writeChannel, this.publish]);
+  leave(k: ReadWriteKeys, owner: string, timeout: number, wait: string): Promise<void> {
+    const call = rw.leave.run(this.connection, rwKeys(k), [owner, k.side, wait, k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
     return withTimeout(call, timeout, 'leave the queue of', k.name);
   }
 
