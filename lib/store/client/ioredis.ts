@@ -32,11 +32,12 @@ interface Ioredis {
   pttl(key: string): Promise<number>;
   info(section: string): Promise<string>;
   wait(replicas: number, timeout: number): Promise<number>;
+  script(subcommand: 'LOAD', lua: string): Promise<unknown>;
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
   duplicate(...args: unknown[]): IoredisSubscriber;
   /** A Cluster's node connections. */
-  nodes?(role: 'all'): Ioredis[];
+  nodes?(role: 'all' | 'master'): Ioredis[];
   /** A Redis client's socket (a Cluster has none of its own). */
   readonly stream?: Partial<Corkable> & { readonly writable?: boolean };
   /** Commands written and awaiting their replies (ioredis's internals, in every version holdfast accepts). */
@@ -132,6 +133,13 @@ export class IoredisClient implements RedisClientPort {
 
   wait(replicas: number, timeout: number): Promise<number> {
     return this.c.wait(replicas, timeout);
+  }
+
+  scriptLoad(sources: readonly string[]): Promise<void> {
+    // A Cluster's masters as it knows them now: one it learns of later gets the scripts
+    // at its first NOSCRIPT (scripts/preload.ts).
+    const nodes = this.isCluster && this.c.nodes ? this.c.nodes('master') : [this.c];
+    return Promise.all(nodes.flatMap((node) => sources.map((lua) => node.script('LOAD', lua)))).then(() => undefined);
   }
 
   /** One connection (a Sentinel-managed one too: ioredis keeps one socket to the primary). */

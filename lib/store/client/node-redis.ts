@@ -161,6 +161,21 @@ export class NodeRedisClient implements RedisClientPort {
     return this.own.eval(lua, keys, args);
   }
 
+  async scriptLoad(sources: readonly string[]): Promise<void> {
+    const load = (send: (args: string[]) => Promise<unknown>) => Promise.all(sources.map((lua) => send(['SCRIPT', 'LOAD', lua])));
+    if (this.mode !== 'cluster') {
+      await load((args) => this.send(undefined, args));
+      return;
+    }
+    // Each master as the cluster knows them now: one it learns of later gets the scripts
+    // at its first NOSCRIPT (scripts/preload.ts).
+    const c = this.c as unknown as { masters: readonly unknown[]; nodeClient(node: unknown): Promise<{ sendCommand(args: string[]): Promise<unknown> }> };
+    await Promise.all(c.masters.map(async (master) => {
+      const node = await c.nodeClient(master);
+      await load((args) => node.sendCommand(args));
+    }));
+  }
+
   pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
     // A Sentinel pools its primary connections: lease one for the script and its WAIT.
     if (this.mode === 'sentinel' && this.c.use) return this.c.use((lease) => fn(commands((_key, args) => lease.sendCommand(false, args))));

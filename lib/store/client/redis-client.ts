@@ -58,6 +58,8 @@ export interface RedisClientPort {
   evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
   /** EVAL: also caches the script on the server. */
   eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
+  /** SCRIPT LOAD of each source on every master (a Cluster's: each master it knows now). */
+  scriptLoad(sources: readonly string[]): Promise<void>;
   /** EXISTS key: 1 or 0. */
   exists(key: string): Promise<number>;
   /** HGET key field. */
