@@ -100,7 +100,9 @@ export class LockClient extends EventEmitter<ClientEvents> {
     // WAIT has no key: a Cluster would send it to any node, not to the one that took the write.
     if (syncReplicas && connections.some(isCluster)) throw new TypeError('options.syncReplicas is not supported with a Cluster: WAIT cannot be routed to the node of a lock');
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const masters = connections.map((c) => new MasterStore(clientPort(c), levelsNow, keyRetention, syncReplicas));
+    const timeoutFor = (lease: number) => commandTimeout ?? Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
+    const report = (error: Error) => this.engine.error(error);
+    const masters = connections.map((c) => new MasterStore(clientPort(c, timeoutFor(watchdogTimeout), report), levelsNow, keyRetention, syncReplicas));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,
@@ -113,7 +115,6 @@ export class LockClient extends EventEmitter<ClientEvents> {
       : masters[0];
     // A bound of one Redis call: a third of the lease, 100 ms to 1 s, so that one
     // attempt against an unreachable Redis settles within a second by default.
-    const timeoutFor = (lease: number) => commandTimeout ?? Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
     const events = new EventHub(this);
     const watchdog = new Watchdog(
       this.store,

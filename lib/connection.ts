@@ -4,6 +4,7 @@ import { IoredisMockClient, isIoredisMock } from './store/client/ioredis-mock.js
 import { GlideClient, isGlide, isGlideCluster, type GlideConnection } from './store/client/glide.js';
 import { isNodeRedisCluster, NodeRedisClient, type NodeRedisConnection } from './store/client/node-redis.js';
 import type { RedisClientPort } from './store/client/redis-client.js';
+import { PreloadedScripts } from './store/scripts/preload.js';
 
 export type { GlideConnection, IoredisConnection, NodeRedisConnection };
 
@@ -55,11 +56,15 @@ export function isCluster(connection: Connection): boolean {
   return isNodeRedisCluster(connection);
 }
 
-/** The store's view of a connection checked by checkConnections. */
-export function clientPort(connection: Connection): RedisClientPort {
-  if (isGlide(connection)) return new GlideClient(connection);
-  if (!isIoredis(connection)) return new NodeRedisClient(connection);
-  return isIoredisMock(connection) ? new IoredisMockClient(connection) : new IoredisClient(connection);
+/**
+ * The store's view of a connection checked by checkConnections, its scripts preloaded
+ * (a load bounded by `loadTimeout`, its failure told to `report`). Not on ioredis-mock,
+ * whose EVALSHA never finds a script: each call runs by EVAL there.
+ */
+export function clientPort(connection: Connection, loadTimeout: number, report: (error: Error) => void): RedisClientPort {
+  if (isIoredis(connection) && isIoredisMock(connection)) return new IoredisMockClient(connection);
+  const port = isGlide(connection) ? new GlideClient(connection) : isIoredis(connection) ? new IoredisClient(connection) : new NodeRedisClient(connection);
+  return new PreloadedScripts(port, loadTimeout, report);
 }
 
 /**

@@ -1,11 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { Arg, CommandPort, RedisClientPort } from '../client/redis-client.js';
 
+/** The source of every Script made: what scripts/preload.ts loads on each master. */
+const everySource = new Set<string>();
+
+/** Every script the store can run (each module makes its scripts when it is imported). */
+export function scriptSources(): readonly string[] {
+  return [...everySource];
+}
+
 /**
  * A Lua script with its typed arguments and reply: called by EVALSHA, falling back to
  * EVAL (which also caches it) when the server answers NOSCRIPT (a restarted, flushed
- * or failed-over Redis has lost it). The reply is decoded once, here, beside the
- * script that makes it: callers never index positional replies.
+ * or failed-over Redis has lost it; the connection, scripts/preload.ts, loads every
+ * script again before that EVAL and keeps later calls behind it). The reply is decoded
+ * once, here, beside the script that makes it: callers never index positional replies.
  */
 export class Script<Args extends readonly Arg[], Reply> {
   readonly sha: string;
@@ -16,13 +25,13 @@ export class Script<Args extends readonly Arg[], Reply> {
     private readonly decode: (raw: unknown) => Reply,
   ) {
     this.sha = createHash('sha1').update(lua).digest('hex');
+    everySource.add(lua);
   }
 
   // Not async, one settle step for both outcomes: the hot path pays no extra promise.
   run(client: RedisClientPort, keys: readonly string[], args: Args): Promise<Reply> {
     return client.evalsha(this.sha, keys, args).then(this.decode, (error: unknown) => {
-      // ioredis and node-redis both reject with the server's message, 'NOSCRIPT No matching script...'.
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      if (!isNoScript(error)) throw error;
       return client.eval(this.lua, keys, args).then(this.decode);
     });
   }
@@ -43,11 +52,14 @@ export class Script<Args extends readonly Arg[], Reply> {
       return call.then((raw) => next.then((after) => ({ reply: this.decode(raw), after })));
     };
     return follow(connection.evalsha(this.sha, keys, args)).catch((error: unknown) => {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      if (!isNoScript(error)) throw error;
       return follow(connection.eval(this.lua, keys, args));
     });
   }
 }
+
+// ioredis and node-redis both reject with the server's message, 'NOSCRIPT No matching script...'.
+const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith('NOSCRIPT');
 
 /** A script's reply and what the command sent behind it answered (or its failure). */
 export interface Followed<Reply, F> {

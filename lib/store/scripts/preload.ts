@@ -1,0 +1,145 @@
+import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from '../client/redis-client.js';
+import { withTimeout } from '../../util/timeout.js';
+import { scriptSources } from './script.js';
+
+/**
+ * A connection whose masters hold every script before the first call that needs it:
+ * SCRIPT LOAD of the whole set when it is made (or when it first becomes ready), after
+ * every reconnect, and when a call meets NOSCRIPT all the same (SCRIPT FLUSH, a
+ * failover to a replica that never loaded, a master a Cluster learned of later).
+ *
+ * Order: calls of scripts on one connection apply in the order they were made. While
+ * a load runs (the gate is set), calls made wait behind it, in the order made, and go
+ * out when it answered. A NOSCRIPT starts a load unless one runs (Script then sends
+ * its EVAL at once, not behind the gate). The invariant that keeps order:
+ *   every call made after the first NOSCRIPT of a load's round waits behind that load,
+ *   and the load opens its gate only after its reply, plus one macrotask: the server
+ *   answers in order, so every call sent before the load has been answered by then,
+ *   and each one that met NOSCRIPT has re-sent its EVAL (its handlers are microtasks of
+ *   that reply's turn). A later call can no longer find its script loaded while an
+ *   earlier one is still to be re-sent.
+ * The scripts are loaded or lost together (a load sends all of them), so a call sent
+ * before the load meets NOSCRIPT exactly when the earlier ones did.
+ * When the gate is open (the common case) a call pays one check and nothing more.
+ *
+ * A load that fails or outlasts `timeout` is reported and opens the gate: calls then
+ * fall back to EVAL one by one (Script.run), as they would with nothing preloaded.
+ */
+export class PreloadedScripts implements RedisClientPort {
+  readonly library: RedisClientPort['library'];
+  readonly isCluster: boolean;
+  /** Set while a load runs: calls made now wait for it. */
+  private gate: Promise<void> | undefined;
+  private readonly offReady: () => void;
+  /** Opens the gate set while the connection was not ready yet (its first load takes over). */
+  private firstReady: (() => void) | undefined;
+  private readonly own: CommandPort;
+
+  constructor(
+    private readonly inner: RedisClientPort,
+    private readonly timeout: number,
+    private readonly report: (error: Error) => void,
+  ) {
+    this.library = inner.library;
+    this.isCluster = inner.isCluster;
+    this.own = this.commands(inner);
+    this.offReady = inner.onReady(() => this.load());
+    if (inner.ready) this.load();
+    // Not connected yet: calls wait for the load that its 'ready' starts.
+    else this.gate = new Promise((resolve) => (this.firstReady = resolve));
+  }
+
+  private load(): void {
+    const loading = withTimeout(this.inner.scriptLoad(scriptSources()), this.timeout, 'load the scripts').catch((error: unknown) => {
+      const why = error instanceof Error ? error.message : String(error);
+      this.report(new Error(`holdfast: loading the scripts on Redis failed (calls fall back to EVAL): ${why}`));
+    });
+    // The macrotask: see the order invariant above.
+    const gate = loading.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.gate = gate;
+    // Its waiters check again and wait behind `gate`, in their order.
+    this.firstReady?.();
+    this.firstReady = undefined;
+    // Registered before any call waits on `gate`, so it runs first when the gate opens.
+    void gate.then(() => {
+      if (this.gate === gate) this.gate = undefined;
+    });
+  }
+
+  /** Scripts over `connection` (this one's or a pinned one), behind the gate. */
+  private commands(connection: CommandPort): CommandPort {
+    const evalsha = (sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> =>
+      // Behind the gate, the call checks again: a new load may have begun meanwhile.
+      this.gate ? this.gate.then(() => evalsha(sha, keys, args)) : connection.evalsha(sha, keys, args);
+    return {
+      evalsha,
+      // Script.run sends EVAL only after NOSCRIPT: the server lost the scripts.
+      eval: (lua, keys, args) => {
+        if (!this.gate) this.load();
+        return connection.eval(lua, keys, args);
+      },
+      wait: (replicas, timeout) => connection.wait(replicas, timeout),
+    };
+  }
+
+  evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.own.evalsha(sha, keys, args);
+  }
+
+  eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+    return this.own.eval(lua, keys, args);
+  }
+
+  pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
+    return this.inner.pinned((connection) => fn(connection === this.inner ? this.own : this.commands(connection)));
+  }
+
+  scriptLoad(sources: readonly string[]): Promise<void> {
+    return this.inner.scriptLoad(sources);
+  }
+
+  exists(key: string): Promise<number> {
+    return this.inner.exists(key);
+  }
+
+  hget(key: string, field: string): Promise<string | null> {
+    return this.inner.hget(key, field);
+  }
+
+  pttl(key: string): Promise<number> {
+    return this.inner.pttl(key);
+  }
+
+  info(section: string): Promise<string> {
+    return this.inner.info(section);
+  }
+
+  wait(replicas: number, timeout: number): Promise<number> {
+    return this.inner.wait(replicas, timeout);
+  }
+
+  get ready(): boolean {
+    return this.inner.ready;
+  }
+
+  get down(): boolean {
+    return this.inner.down;
+  }
+
+  onBreak(listener: () => void): () => void {
+    return this.inner.onBreak(listener);
+  }
+
+  onReady(listener: () => void): () => void {
+    return this.inner.onReady(listener);
+  }
+
+  subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {
+    return this.inner.subscriber(onMessage, events);
+  }
+
+  close(): void {
+    this.offReady();
+    this.inner.close();
+  }
+}
