@@ -22,8 +22,10 @@ import { scriptSources } from './script.js';
  * before the load meets NOSCRIPT exactly when the earlier ones did.
  * When the gate is open (the common case) a call pays one check and nothing more.
  *
- * A load that fails or outlasts `timeout` is reported and opens the gate: calls then
- * fall back to EVAL one by one (Script.run), as they would with nothing preloaded.
+ * A load that fails or outlasts `timeout` opens the gate, and is reported unless the
+ * connection broke (its next 'ready' loads again): calls then fall back to EVAL one by
+ * one (Script.run), as they would with nothing preloaded; the order above then holds
+ * no more for calls still out on a master that stalled past `timeout`.
  */
 export class PreloadedScripts implements RedisClientPort {
   readonly library: RedisClientPort['library'];
@@ -51,6 +53,8 @@ export class PreloadedScripts implements RedisClientPort {
 
   private load(): void {
     const loading = withTimeout(this.inner.scriptLoad(scriptSources()), this.timeout, 'load the scripts').catch((error: unknown) => {
+      // The connection broke meanwhile: its next 'ready' loads again, nothing to tell.
+      if (!this.inner.ready) return;
       const why = error instanceof Error ? error.message : String(error);
       this.report(new Error(`holdfast: loading the scripts on Redis failed (calls fall back to EVAL): ${why}`));
     });
