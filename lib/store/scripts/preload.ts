@@ -33,8 +33,6 @@ export class PreloadedScripts implements RedisClientPort {
   /** Set while a load runs: calls made now wait for it. */
   private gate: Promise<void> | undefined;
   private readonly offReady: () => void;
-  /** Opens the gate set while the connection was not ready yet (its first load takes over). */
-  private firstReady: (() => void) | undefined;
   private readonly own: CommandPort;
 
   constructor(
@@ -46,9 +44,11 @@ export class PreloadedScripts implements RedisClientPort {
     this.isCluster = inner.isCluster;
     this.own = this.commands(inner);
     this.offReady = inner.onReady(() => this.load());
+    // Not connected yet: its 'ready' loads (above). Calls made before then are not held
+    // here (an unconnected node-redis client must refuse them at once); ioredis sends
+    // its offline queue before it says 'ready', so those meet NOSCRIPT on a cold server
+    // and are re-sent in order (below).
     if (inner.ready) this.load();
-    // Not connected yet: calls wait for the load that its 'ready' starts.
-    else this.gate = new Promise((resolve) => (this.firstReady = resolve));
   }
 
   private load(): void {
@@ -61,9 +61,6 @@ export class PreloadedScripts implements RedisClientPort {
     // The macrotask: see the order invariant above.
     const gate = loading.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
     this.gate = gate;
-    // Its waiters check again and wait behind `gate`, in their order.
-    this.firstReady?.();
-    this.firstReady = undefined;
     // Registered before any call waits on `gate`, so it runs first when the gate opens.
     void gate.then(() => {
       if (this.gate === gate) this.gate = undefined;
