@@ -159,6 +159,11 @@ export class IoredisClient implements RedisClientPort {
     return this.wasReady || (this.c.retryAttempts ?? 0) > 0;
   }
 
+  get connecting(): boolean {
+    const s = this.c.status;
+    return (s === 'connecting' || s === 'connect') && !this.down;
+  }
+
   onBreak(listener: () => void): () => void {
     const c = this.c;
     c.on('close', listener);

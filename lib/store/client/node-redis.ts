@@ -207,6 +207,9 @@ export class NodeRedisClient implements RedisClientPort {
     return this.c.isReady;
   }
 
+  /** The user connects a node-redis client before handing it over: never in a first connection here. */
+  readonly connecting = false;
+
   get down(): boolean {
     if (this.c.isReady) return false;
     // Not open: closed by the user (never connected is refused at construction); commands reject at once.

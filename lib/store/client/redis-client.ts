@@ -87,6 +87,12 @@ export interface RedisClientPort {
    */
   readonly down: boolean;
   /**
+   * In its first connection, which the library makes by itself and meanwhile queues
+   * commands for (ioredis connecting; not lazyConnect's 'wait', which only a command
+   * starts, nor a node-redis client, which the user connects before handing it over).
+   */
+  readonly connecting: boolean;
+  /**
    * Calls listener on every break of the connection (a Cluster's: of any node's), before
    * the commands that were out on it are rejected or resent. Returns the unsubscriber.
    */

@@ -2,6 +2,9 @@ import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, Redis
 import { withTimeout } from '../../util/timeout.js';
 import { scriptSources } from './script.js';
 
+/** A server's error reply ('ERR ...', 'NOPERM ...'), not a broken connection or a timeout. */
+const isErrorReply = (error: unknown): boolean => error instanceof Error && /^[A-Z]{2,} /.test(error.message);
+
 /**
  * A connection whose masters hold every script before the first call that needs it:
  * SCRIPT LOAD of the whole set when it is made (or when it first becomes ready), after
@@ -22,10 +25,10 @@ import { scriptSources } from './script.js';
  * before the load meets NOSCRIPT exactly when the earlier ones did.
  * When the gate is open (the common case) a call pays one check and nothing more.
  *
- * A load that fails or outlasts `timeout` opens the gate, and is reported unless the
- * connection broke (its next 'ready' loads again): calls then fall back to EVAL one by
- * one (Script.run), as they would with nothing preloaded; the order above then holds
- * no more for calls still out on a master that stalled past `timeout`.
+ * A load that fails or outlasts `timeout` opens the gate (a refusal by the server is
+ * reported): calls then fall back to EVAL one by one (Script.run), as they would with
+ * nothing preloaded; the order above then holds no more for calls still out on a
+ * master that stalled past `timeout`.
  */
 export class PreloadedScripts implements RedisClientPort {
   readonly library: RedisClientPort['library'];
@@ -33,6 +36,8 @@ export class PreloadedScripts implements RedisClientPort {
   /** Set while a load runs: calls made now wait for it. */
   private gate: Promise<void> | undefined;
   private readonly offReady: () => void;
+  /** Drops the listeners of untilFirstReady (and lets its waiters go). */
+  private offFirst: (() => void) | undefined;
   private readonly own: CommandPort;
 
   constructor(
@@ -44,17 +49,36 @@ export class PreloadedScripts implements RedisClientPort {
     this.isCluster = inner.isCluster;
     this.own = this.commands(inner);
     this.offReady = inner.onReady(() => this.load());
-    // Not connected yet: its 'ready' loads (above). Calls made before then are not held
-    // here (an unconnected node-redis client must refuse them at once); ioredis sends
-    // its offline queue before it says 'ready', so those meet NOSCRIPT on a cold server
-    // and are re-sent in order (below).
     if (inner.ready) this.load();
+    // In its first connection (ioredis would queue calls offline and send them before it
+    // says 'ready', ahead of the load): calls wait for the load its 'ready' starts, or
+    // go to the library at its first break (its own offline policy then applies, and
+    // NOSCRIPTs keep order as below). Any other connection not ready holds nothing here:
+    // a lazy one connects at its first command, an unconnected one refuses it at once.
+    else if (inner.connecting) this.untilFirstReady();
+  }
+
+  private untilFirstReady(): void {
+    let offs: (() => void)[] = [];
+    this.gate = new Promise<void>((resolve) => {
+      const open = () => {
+        for (const off of offs) off();
+        offs = [];
+        resolve();
+      };
+      // After the load's own listener: on 'ready' the gate is the load's by then, and
+      // the waiters, checking again, wait behind it in their order.
+      offs = [this.inner.onReady(open), this.inner.onBreak(open)];
+      this.offFirst = open;
+    });
   }
 
   private load(): void {
     const loading = withTimeout(this.inner.scriptLoad(scriptSources()), this.timeout, 'load the scripts').catch((error: unknown) => {
-      // The connection broke meanwhile: its next 'ready' loads again, nothing to tell.
-      if (!this.inner.ready) return;
+      // Told only when the server refused (ACL, a server without SCRIPT): a connection
+      // that broke loads again at its next 'ready', and a stalled one stalls the calls
+      // too, which report it themselves (acquireFailed, renewalFailed).
+      if (!isErrorReply(error)) return;
       const why = error instanceof Error ? error.message : String(error);
       this.report(new Error(`holdfast: loading the scripts on Redis failed (calls fall back to EVAL): ${why}`));
     });
@@ -127,6 +151,10 @@ export class PreloadedScripts implements RedisClientPort {
     return this.inner.down;
   }
 
+  get connecting(): boolean {
+    return this.inner.connecting;
+  }
+
   onBreak(listener: () => void): () => void {
     return this.inner.onBreak(listener);
   }
@@ -141,6 +169,7 @@ export class PreloadedScripts implements RedisClientPort {
 
   close(): void {
     this.offReady();
+    this.offFirst?.();
     this.inner.close();
   }
 }
