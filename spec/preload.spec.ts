@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { LockClient, type Connection } from '../lib';
 import { startCluster, startServer, type RedisServer } from '../scripts/servers';
-import { closeConnection, isReady, lockCluster, lockConnection } from './helpers/clients';
+import { CLIENT, closeConnection, isReady, lockCluster, lockConnection } from './helpers/clients';
 import { waitFor } from './helpers/wait';
 import { commandCalls } from './helpers/command-stats';
 
@@ -102,7 +102,9 @@ describe('order of calls on one connection', () => {
 });
 
 describe('loading', () => {
-  it('loads the scripts on a restarted master before the first call', async () => {
+  // GLIDE tells no reconnect (its adapter finds one by a failed call or a probe): there
+  // the first call after a restart meets NOSCRIPT, and the order rule keeps it in place.
+  (CLIENT === 'glide' ? it.skip : it)('loads the scripts on a restarted master before the first call (not GLIDE: no reconnect event)', async () => {
     const locks = client();
     const lock = locks.getLock(name());
     await lock.run(async () => undefined);

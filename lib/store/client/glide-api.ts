@@ -3,7 +3,7 @@
 /** GLIDE's `Decoder.String`: replies as strings whatever the user's `defaultDecoder`. */
 export const STRING = 1;
 
-export type Route = { type: 'primarySlotKey'; key: string } | 'randomNode';
+export type Route = { type: 'primarySlotKey'; key: string } | 'randomNode' | 'allPrimaries';
 export type Options = { decoder: number; route?: Route };
 export interface PubSubMsg {
   channel: unknown;

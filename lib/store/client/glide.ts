@@ -203,6 +203,14 @@ export class GlideClient implements RedisClientPort {
     return String(await this.send(undefined, ['INFO', section]));
   }
 
+  async scriptLoad(sources: readonly string[]): Promise<void> {
+    // A cluster: on every primary (GLIDE's route for it). Not through send(): a load is
+    // no call of the store's, and its failure is no break.
+    const options: Options = { decoder: STRING };
+    if (this.isCluster) options.route = 'allPrimaries';
+    await Promise.all(sources.map((lua) => this.c.customCommand(['SCRIPT', 'LOAD', lua], options)));
+  }
+
   async wait(replicas: number, timeout: number): Promise<number> {
     return Number(await this.send(undefined, ['WAIT', String(replicas), String(timeout)]));
   }
@@ -210,6 +218,9 @@ export class GlideClient implements RedisClientPort {
   get ready(): boolean {
     return !this.down;
   }
+
+  /** GLIDE's client is connected when it is made (createClient resolves once it is). */
+  readonly connecting = false;
 
   get down(): boolean {
     return this.broken || this.c.isClosed === true;
