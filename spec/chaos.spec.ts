@@ -1,10 +1,10 @@
 /**
  * The chaos checker. First on hand-made histories, to show that it can fail (a
  * checker that never fails proves nothing); then one short real run against
- * worker processes while faults are injected (scripts/chaos.ts).
+ * worker processes while faults are injected (spec/kit/chaos/run.ts).
  */
-import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, heapTrend, loopGaps, type Fault, type Hold, type LogRecord, type LoopGap } from './chaos/history';
-import { runChaos } from '../scripts/chaos';
+import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, heapTrend, loopGaps, type Fault, type Hold, type LogRecord, type LoopGap } from './kit/chaos/history';
+import { runChaos } from './kit/chaos/run';
 
 const LEASE = 800;
 let seq = 0;

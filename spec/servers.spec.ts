@@ -14,8 +14,8 @@ import {
   stopAll,
   type RedisServer,
   type TestCluster,
-} from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+} from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 /** Fail fast instead of retrying: these specs kill servers on purpose. */

@@ -1,6 +1,6 @@
 /**
  * The chaos checker: pure functions over the history that the chaos workers log
- * (spec/chaos/worker.ts) and the faults the orchestrator injected (scripts/chaos.ts).
+ * (spec/kit/chaos/worker.ts) and the faults the orchestrator injected (spec/kit/chaos/run.ts).
  *
  * Times are wall-clock milliseconds (Date.now()). They are comparable across the
  * worker processes only because all of them run on ONE machine and share its clock;
@@ -31,7 +31,7 @@
  *    those of SIGKILLed processes, which are cut at kill time.
  */
 
-import { lagAllowance } from '../../lib/store/lease-margin';
+import { lagAllowance } from '../../../lib/store/lease-margin';
 
 /**
  * 'failover' (Sentinel mode only): the primary SIGKILLed, a replica promoted, the old
@@ -68,7 +68,7 @@ export interface Fault {
  * checked as any section of its name.
  */
 export type LogRecord =
-  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/chaos/permits.ts; side: a read-write lock's. */
+  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/kit/chaos/permits.ts; side: a read-write lock's. */
   | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[] }
   | { type: 'w'; id: string; at: number }
   /** A reader acted in its section (it writes nothing to the fenced store). */
@@ -110,7 +110,7 @@ export interface Hold {
   /** A read-write lock's side; absent: a lock (exclusive). */
   side?: 'read' | 'write';
   token: number;
-  /** A semaphore's section: the permits it held (checked by spec/chaos/permits.ts, not as a lock). */
+  /** A semaphore's section: the permits it held (checked by spec/kit/chaos/permits.ts, not as a lock). */
   permits?: number;
   /** A multi-lock's section of this name: the other names it held together. */
   with?: string[];

@@ -1,6 +1,6 @@
 /**
  * Chaos, Sentinel mode (`npm run chaos -- --sentinel [--sync-replicas]`): a primary, two
- * replicas and three sentinels (scripts/sentinel-servers.ts); the workers hold a
+ * replicas and three sentinels (spec/kit/servers/sentinel.ts); the workers hold a
  * Sentinel-managed ioredis connection. Its own fault, 'failover': SIGKILL the primary
  * the sentinels name now, wait until they promote a replica, start the old one again
  * (empty) and wait until it serves as a replica of the new primary, in sync, so that
@@ -10,9 +10,9 @@
  * and a second owner gets in: those overlaps are violations, on purpose (a failover
  * excuses nothing). With it (`{ min: 1 }`), none is expected.
  */
-import { rawCommand, type RedisServer } from './servers';
-import type { SentinelTopology } from './sentinel-servers';
-import type { Fault } from '../spec/chaos/history';
+import { rawCommand, type RedisServer } from '../servers';
+import type { SentinelTopology } from '../servers/sentinel';
+import type { Fault } from './history';
 
 /** The syncReplicas the workers use with --sync-replicas: one replica, WAIT under the lease's call bound. */
 export const CHAOS_SYNC_REPLICAS = { min: 1, timeout: 200 } as const;

@@ -1,9 +1,9 @@
 /**
- * A chaos worker (child process of scripts/chaos.ts): several tasks that take locks
+ * A chaos worker (child process of spec/kit/chaos/run.ts): several tasks that take locks
  * with lock.run() over and over, hold them for short random times, write to a fenced
  * "store" while holding them, and log every step to a JSONL file.
  *
- * Run: node -r tsx/cjs spec/chaos/worker.ts <json config>
+ * Run: node -r tsx/cjs spec/kit/chaos/worker.ts <json config>
  *
  * Logging is fs.appendFileSync, one line per event: a SIGKILLed worker loses at most
  * the line it was writing. Times are Date.now(): the orchestrator and all workers run
@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockLostError, type AcquiredEvent } from '../../lib';
+import { LockClient, LockLostError, type AcquiredEvent } from '../../../lib';
 import type { LogRecord } from './history';
 
 export interface WorkerConfig {
