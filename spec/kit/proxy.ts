@@ -2,7 +2,7 @@
  * A TCP proxy between a client and a Redis, to simulate network faults that
  * stopping the server cannot: a partition where sockets stay open but nothing
  * arrives (blackhole), an abrupt reset (drop), a host that rejects connections
- * (refuse).
+ * (refuse), a slow network (latency).
  */
 import net, { type AddressInfo } from 'node:net';
 
@@ -13,6 +13,8 @@ interface Pair {
   halfDead: boolean;
   /** Server replies kept back by delayReplies(), in order, until deliverReplies(). */
   held: Buffer[];
+  /** Chunks in flight under latency(), per direction, in order, with the time each is due. */
+  late: Map<net.Socket, { due: number; chunk: Buffer }[]>;
 }
 
 export class TcpProxy {
@@ -25,6 +27,8 @@ export class TcpProxy {
   /** Reply chunks still to forward before loseReplies() takes effect (loseRepliesAfter). */
   private repliesToPass: number | undefined;
   private refusing = false;
+  /** Milliseconds every chunk waits before it is forwarded, either way (latency()). */
+  private delayMs = 0;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -136,6 +140,14 @@ export class TcpProxy {
   }
 
   /**
+   * Delays every chunk, either way and on every connection, by `ms` (0: no more delay);
+   * order is kept, and a chunk never overtakes one still waiting when the delay drops.
+   */
+  latency(ms: number): void {
+    this.delayMs = ms;
+  }
+
+  /**
    * While on, new connections are accepted and reset at once (the client sees
    * ECONNRESET rather than ECONNREFUSED: the port stays ours meanwhile).
    */
@@ -160,7 +172,7 @@ export class TcpProxy {
     // Paused until upstream is connected, so the first command is not lost.
     client.pause();
     const upstream = net.createConnection({ host: this.target.host, port: this.target.port });
-    const pair: Pair = { client, upstream, halfDead: false, held: [] };
+    const pair: Pair = { client, upstream, halfDead: false, held: [], late: new Map() };
     this.pairs.add(pair);
 
     // Errors end up as 'close' below; listeners stop them from being thrown.
@@ -190,11 +202,37 @@ export class TcpProxy {
       }
       if (this.stalled || pair.halfDead || to.destroyed || (this.repliesLost && from === pair.upstream)) return; // discarded, like lost packets
       if (this.delaying && from === pair.upstream && (!this.delayedPorts || this.delayedPorts.has(pair.upstream.localPort ?? -1))) return void pair.held.push(chunk);
-      if (!to.write(chunk)) {
-        from.pause();
-        to.once('drain', () => from.resume());
+      const late = pair.late.get(to);
+      if (this.delayMs > 0 || late) {
+        const queue = late ?? [];
+        if (!late) pair.late.set(to, queue);
+        queue.push({ due: Date.now() + this.delayMs, chunk });
+        if (queue.length === 1) this.flushLate(pair, from, to, queue);
+        return;
       }
+      this.write(from, to, chunk);
     });
+  }
+
+  private write(from: net.Socket, to: net.Socket, chunk: Buffer): void {
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  }
+
+  /** Forwards the delayed chunks as they fall due; the queue goes once it is empty. */
+  private flushLate(pair: Pair, from: net.Socket, to: net.Socket, queue: { due: number; chunk: Buffer }[]): void {
+    const head = queue[0];
+    if (!head) {
+      pair.late.delete(to);
+      return;
+    }
+    setTimeout(() => {
+      if (!this.pairs.has(pair) || to.destroyed) return;
+      for (const now = Date.now(); queue.length > 0 && queue[0]!.due <= now; ) this.write(from, to, queue.shift()!.chunk);
+      this.flushLate(pair, from, to, queue);
+    }, Math.max(0, head.due - Date.now())).unref();
   }
 
   private destroy(pair: Pair, how: 'reset' | 'close'): void {

@@ -32,108 +32,11 @@
  */
 
 import { lagAllowance } from '../../../lib/store/lease-margin';
+import { explainsLossOf, losesDataOf, type Fault, type FaultKind } from './faults';
+import type { Hold, LoopGap, Violation } from './records';
 
-/**
- * 'failover' (Sentinel mode only): the primary SIGKILLed, a replica promoted, the old
- * one back as a replica. It excuses nothing: a lock must survive it (option syncReplicas).
- */
-export type FaultKind = 'kill' | 'pause' | 'restart' | 'scriptFlush' | 'stall' | 'drop' | 'failover';
-/** The faults of the single, quorum and Cluster modes. */
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop'];
-/** Sentinel mode's: the workers reach Redis through Sentinel, not through proxies (no stall, drop). */
-export const SENTINEL_FAULT_KINDS: readonly FaultKind[] = ['failover', 'kill', 'pause', 'scriptFlush'];
-
-export interface Fault {
-  kind: FaultKind;
-  /** Worker slot for kill/pause/stall. */
-  worker?: number;
-  /** Process hit by kill/pause (its holds are cut at a kill). */
-  pid?: number;
-  /** Quorum and Cluster mode: the master (node) restarted. */
-  master?: number;
-  /**
-   * Cluster mode, restart: the locks whose slots the restarted node serves, the only
-   * ones whose data it lost. Absent: every lock (a single Redis, or quorum masters).
-   */
-  locks?: string[];
-  /** When the fault began (for a restart: the moment the old server was dead). */
-  begin: number;
-  /** When it ended (resume, restart done, proxy forwarding again). */
-  end: number;
-}
-
-/**
- * One line of a worker's JSONL log. `id` joins the lines of one hold. An acq with `with`
- * is one name's section of a multi-lock (the other names it held together); it is
- * checked as any section of its name.
- */
-export type LogRecord =
-  /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/kit/chaos/permits.ts; side: a read-write lock's. */
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[] }
-  | { type: 'w'; id: string; at: number }
-  /** A reader acted in its section (it writes nothing to the fenced store). */
-  | { type: 'act'; id: string; at: number }
-  | { type: 'lost'; id: string; at: number; reason?: string }
-  | { type: 'end'; id: string; at: number }
-  | { type: 'rel'; id: string; at: number; outcome: Outcome; error?: string }
-  /** The worker's watchdog renewed a lock none of its sections held (a hold outlived its release). */
-  | { type: 'ghost'; lock: string; owner: string; at: number }
-  /** The worker's heap after a forced GC, sampled every few seconds. */
-  | { type: 'mem'; at: number; heap: number }
-  /** The worker's event loop ran nothing from `from` to `to` (see LoopGap). */
-  | { type: 'gap'; pid: number; from: number; to: number };
-
-/**
- * A stretch in which a worker process ran nothing: its 10 ms sampler timer fired that
- * late. A SIGSTOP shows as one; so does a machine too loaded to schedule the process.
- * A starved holder can no more report a loss on time than a paused one.
- */
-export interface LoopGap {
-  pid: number;
-  from: number;
-  to: number;
-}
-
-export function loopGaps(records: readonly LogRecord[]): LoopGap[] {
-  return records.flatMap((r) => (r.type === 'gap' ? [{ pid: r.pid, from: r.from, to: r.to }] : []));
-}
-
-/** released: run() resolved; lost: it rejected with LockLostError; error: any other rejection. */
-export type Outcome = 'released' | 'lost' | 'error';
-
-/** One critical section, as the checker sees it. */
-export interface Hold {
-  id: string;
-  worker: number;
-  pid: number;
-  lock: string;
-  /** A read-write lock's side; absent: a lock (exclusive). */
-  side?: 'read' | 'write';
-  token: number;
-  /** A semaphore's section: the permits it held (checked by spec/kit/chaos/permits.ts, not as a lock). */
-  permits?: number;
-  /** A multi-lock's section of this name: the other names it held together. */
-  with?: string[];
-  start: number;
-  /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
-  end?: number;
-  lostAt?: number;
-  lostReason?: string;
-  outcome?: Outcome;
-  /** Wall-clock times of the holder's writes to the fenced store. */
-  writes: number[];
-  /** Its process was SIGKILLed before it ended. */
-  killed?: boolean;
-}
-
-/** 'proxy': a worker's connection to Redis bypassed its proxy (a stall would then not cut it off). */
-export type ViolationKind = 'overlap' | 'token' | 'dangling' | 'fencing' | 'pausedUnaware' | 'leak' | 'exit' | 'worker' | 'proxy' | 'ghost';
-
-export interface Violation {
-  kind: ViolationKind;
-  lock?: string;
-  message: string;
-}
+export { FAULT_KINDS, SENTINEL_FAULT_KINDS, type Fault, type FaultKind } from './faults';
+export * from './records';
 
 export interface CheckOptions {
   /** The watchdog lease of the workers, ms. */
@@ -186,89 +89,6 @@ export interface Report {
     maxAfterResumeMs: number;
   };
   violations: Violation[];
-}
-
-/** Every renewal of a lock none of the worker's sections held: a hold that outlived its release. */
-export function ghostViolations(records: readonly LogRecord[]): Violation[] {
-  return records.flatMap((r) =>
-    r.type === 'ghost' ? [{ kind: 'ghost' as const, lock: r.lock, message: `at ${r.at} the watchdog renewed ${r.owner}'s hold of ${r.lock}, which no section held any more (released, yet still holding)` }] : [],
-  );
-}
-
-export interface HeapTrend {
-  /** Seconds between the first and last sample used. */
-  spanS: number;
-  /** Heap after GC, MB: the first sample past warm-up (a fifth of the span), the last, the largest from then on. */
-  firstMB: number;
-  lastMB: number;
-  maxMB: number;
-}
-
-/** The heap of the longest-lived worker process over its life (one log file per process). */
-export function heapTrend(perProcess: readonly (readonly LogRecord[])[]): HeapTrend | undefined {
-  let best: { at: number; heap: number }[] = [];
-  for (const records of perProcess) {
-    const samples = records.flatMap((r) => (r.type === 'mem' ? [{ at: r.at, heap: r.heap }] : []));
-    if (samples.length > 1 && samples[samples.length - 1]!.at - samples[0]!.at > (best.length > 1 ? best[best.length - 1]!.at - best[0]!.at : 0)) best = samples;
-  }
-  if (best.length < 2) return undefined;
-  const t0 = best[0]!.at;
-  const warm = best.find((s) => s.at - t0 >= (best[best.length - 1]!.at - t0) / 5) ?? best[0]!;
-  const last = best[best.length - 1]!;
-  const mb = (b: number) => Math.round((b / 1_048_576) * 10) / 10;
-  return { spanS: Math.round((last.at - warm.at) / 1_000), firstMB: mb(warm.heap), lastMB: mb(last.heap), maxMB: mb(Math.max(...best.filter((s) => s.at >= warm.at).map((s) => s.heap))) };
-}
-
-/** Joins log records into holds; holds of killed processes are cut at the kill. */
-export function buildHolds(records: readonly LogRecord[], faults: readonly Fault[]): Hold[] {
-  const holds = new Map<string, Hold>();
-  const pending: LogRecord[] = [];
-  for (const r of records) {
-    if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}) });
-    } else pending.push(r);
-  }
-  for (const r of pending) {
-    if (r.type === 'ghost' || r.type === 'mem' || r.type === 'gap') continue; // see ghostViolations(), heapTrend(), loopGaps()
-    const h = holds.get(r.id);
-    if (!h) continue; // the acq line was the one in flight when its process was killed
-    switch (r.type) {
-      case 'w':
-        h.writes.push(r.at);
-        break;
-      case 'act':
-        break;
-      case 'lost':
-        if (h.lostAt === undefined || r.at < h.lostAt) {
-          h.lostAt = r.at;
-          h.lostReason = r.reason;
-        }
-        break;
-      case 'end':
-        h.end = r.at;
-        break;
-      case 'rel':
-        h.outcome = r.outcome;
-        if (h.end === undefined) h.end = r.at;
-        break;
-    }
-  }
-  const kills = faults.filter((f) => f.kind === 'kill' && f.pid !== undefined);
-  for (const h of holds.values()) {
-    h.writes.sort((a, b) => a - b);
-    if (h.outcome !== undefined) continue;
-    const kill = kills.find((k) => k.pid === h.pid && k.begin >= h.start - 5);
-    if (kill) {
-      h.killed = true;
-      h.end = Math.min(h.end ?? kill.begin, kill.begin);
-    }
-  }
-  return [...holds.values()];
-}
-
-/** The fault could have lost this lock's data: a restart of the Cluster node serving its slot, or of a master holding every lock. */
-function losesDataOf(f: Fault, lock: string): boolean {
-  return f.kind === 'restart' && (f.locks === undefined || f.locks.includes(lock));
 }
 
 /** Faults as one lock sees them: restarts of Cluster nodes that do not serve its slot are left out. */
@@ -540,45 +360,9 @@ function readTokenViolations(lock: string, list: readonly Hold[], lossTimes: rea
 function causeOf(h: Hold, faults: readonly Fault[], lease: number): Fault | undefined {
   let best: Fault | undefined;
   for (const f of faults) {
-    if (f.kind === 'kill') continue;
-    // A failover explains a loss (renewals fail while no primary answers) but excuses no overlap.
-    const mine = losesDataOf(f, h.lock) || f.kind === 'scriptFlush' || f.kind === 'failover' || (f.kind === 'pause' ? f.pid === h.pid : (f.kind === 'stall' || f.kind === 'drop') && f.worker === h.worker);
-    if (!mine) continue;
+    if (!explainsLossOf(f, h)) continue;
     if (f.begin > h.lostAt! || f.end < h.start - lease) continue;
     if (!best || f.begin > best.begin) best = f;
   }
   return best;
-}
-
-/** Cluster mode: which node each restart hit, and the locks it lost (a restart elsewhere excuses nothing for them). */
-function clusterRestarts(faults: readonly Fault[]): string[] {
-  const restarts = faults.filter((f) => f.kind === 'restart' && f.locks !== undefined);
-  if (restarts.length === 0) return [];
-  const byNode = new Map<string, number>();
-  for (const f of restarts) {
-    const what = `node ${f.master ?? '?'} (${f.locks!.length > 0 ? f.locks!.join(', ') : 'no lock'})`;
-    byNode.set(what, (byNode.get(what) ?? 0) + 1);
-  }
-  return [`  restarts: ${[...byNode].sort().map(([what, n]) => `${what} ${n}`).join(', ')}`];
-}
-
-export function formatReport(r: Report, faults: readonly Fault[]): string {
-  const byKind: Record<string, number> = {};
-  for (const k of FAULT_KINDS) byKind[k] = 0;
-  for (const f of faults) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
-  const lines = [
-    `critical sections checked: ${r.sectionsChecked} (${Object.entries(r.byLock).map(([k, v]) => `${k}: ${v}`).join(', ')})${r.multiSections ? `, ${r.multiSections} of them a multi-lock's (one per name)` : ''}`,
-    `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}; cut by kill: ${r.killedHolds}`,
-    `faults injected: ${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    ...clusterRestarts(faults),
-    `overlaps after a reported loss: ${r.overlapsAfterLoss}; excused by empty restart: ${r.excused.dataLoss}, by pause: ${r.excused.pause}, by a starved holder: ${r.excused.starved}${r.excused.starved ? ` (its process ran nothing for up to ${r.longestStarvedMs} ms)` : ''}`,
-    `fence counter resets by empty restart: ${r.tokenResets}; paused holders that ended before learning of the loss: ${r.pausedEndedBeforeLoss}; sections dated back to their process's pause: ${r.startsMovedToPause}`,
-    `fenced writes: ${r.writes.total}, accepted ${r.writes.accepted}, late writes rejected ${r.writes.rejectedLate}, late accepted after data loss ${r.writes.acceptedLateAfterDataLoss}, rejected after a fence reset ${r.writes.rejectedSpurious}`,
-    `lost holds: ${r.lostHolds} (explained by a fault ${r.detection.explained}, unexplained ${r.detection.unexplained}); longest detection delay: ${r.detection.maxDelayMs} ms${r.detection.maxDelayFault ? ` (${r.detection.maxDelayFault}, ${r.detection.maxDelayHold})` : ''}`,
-    `  by fault: ${Object.entries(r.detection.byKind).map(([k, v]) => `${k} ${v} ms`).join(', ') || 'none'}; after SIGCONT of a paused holder: ${r.detection.maxAfterResumeMs} ms`,
-    `violations: ${r.violations.length}`,
-    ...r.violations.slice(0, 30).map((v) => `  - [${v.kind}]${v.lock ? ` ${v.lock}:` : ''} ${v.message}`),
-  ];
-  if (r.violations.length > 30) lines.push(`  ... and ${r.violations.length - 30} more`);
-  return lines.join('\n');
 }

@@ -15,15 +15,15 @@ import { startServer, type RedisServer } from './server';
 import { assertCount, startAll } from './start-all';
 import { live } from './tracking';
 
-export { startServer, type RedisServer } from './server';
+export { startServer, type RedisServer, type ServerOptions } from './server';
 export { startCluster, type TestCluster } from './cluster';
 export { freePort } from './ports';
 export { rawCommand } from './resp';
 export { PID_DIR } from './tracking';
 
-export async function startMasters(n: number): Promise<RedisServer[]> {
+export async function startMasters(n: number, opts: { aof?: boolean } = {}): Promise<RedisServer[]> {
   assertCount('startMasters(n)', n, 1);
-  return startAll(Array.from({ length: n }, () => startServer()));
+  return startAll(Array.from({ length: n }, () => startServer(opts)));
 }
 
 export async function stopAll(): Promise<void> {

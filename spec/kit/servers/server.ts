@@ -21,7 +21,8 @@ export interface RedisServer {
   /** Sends `signal` (default SIGKILL) and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
   /**
-   * Starts again on the same port with EMPTY data (nothing is persisted).
+   * Starts again on the same port with EMPTY data (nothing is persisted), or, started
+   * with `aof`, with every write it acknowledged (appendfsync always).
    * On a Cluster node the nodes.conf is kept, so the node rejoins with its
    * old id and slots, but the keys it held are gone.
    */
@@ -56,6 +57,8 @@ export interface ServerConfig {
   dir: string;
   /** A Cluster node's dir belongs to the cluster, which removes it. */
   ownsDir: boolean;
+  /** Persist every write before acknowledging it (appendonly, appendfsync always): a restart keeps the data. */
+  aof?: boolean;
   /**
    * Present when the ports came from freePort(): after a collision with
    * another process on the first start, picks new ones (restarts never move).
@@ -112,8 +115,10 @@ export class LocalRedisServer implements RedisServer {
   private async launch(): Promise<void> {
     fs.mkdirSync(this.config.dir, { recursive: true });
     // "Empty data" on restart even if someone configured persistence through args.
-    for (const f of ['dump.rdb', 'appendonly.aof', 'appendonlydir']) {
-      fs.rmSync(path.join(this.config.dir, f), { recursive: true, force: true });
+    if (!this.config.aof) {
+      for (const f of ['dump.rdb', 'appendonly.aof', 'appendonlydir']) {
+        fs.rmSync(path.join(this.config.dir, f), { recursive: true, force: true });
+      }
     }
     fs.rmSync(this.logFile, { force: true });
     const configFile = path.join(this.config.dir, 'redis.conf');
@@ -124,7 +129,7 @@ export class LocalRedisServer implements RedisServer {
       '--port', String(this.config.port),
       '--bind', HOST,
       '--save', '',
-      '--appendonly', 'no',
+      ...(this.config.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
       '--daemonize', 'no',
       '--dir', this.config.dir,
       '--logfile', this.logFile,
@@ -287,7 +292,15 @@ export class LocalRedisServer implements RedisServer {
   }
 }
 
-export async function startServer(opts: { port?: number; args?: string[]; config?: string } = {}): Promise<RedisServer> {
+export interface ServerOptions {
+  port?: number;
+  args?: string[];
+  config?: string;
+  /** Every acknowledged write survives a restart (see RedisServer.restart). */
+  aof?: boolean;
+}
+
+export async function startServer(opts: ServerOptions = {}): Promise<RedisServer> {
   if (opts.port !== undefined) assertUsablePort(opts.port);
   // Later arguments win in redis-server: these would bypass the port and address rules.
   const owned = (opts.args ?? []).find((a) => /^--(port|bind|unixsocket)$/i.test(a));
@@ -296,6 +309,7 @@ export async function startServer(opts: { port?: number; args?: string[]; config
     port: opts.port ?? (await freePort()),
     args: [...(opts.args ?? [])],
     config: opts.config,
+    aof: opts.aof,
     dir: makeTmpDir('holdfast-redis-'),
     ownsDir: true,
     repick:
