@@ -6,6 +6,7 @@
  *   npm run chaos -- --minutes 5  # longer (--seconds N to try things)
  *   npm run chaos -- --seed N     # replays a run's choices (the fault schedule, the workers')
  *   npm run chaos -- --aof        # Redis with appendonly (fsync always): restarts keep the data
+ *   npm run chaos -- --clock      # the server's clock is stepped forward and back (unsafe: overlaps show)
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
  *   npm run chaos -- --semaphore  # workers also take 1-3 permits of semaphore 'sem' (limit 5)
@@ -24,7 +25,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runChaos, type ChaosOptions } from '../spec/kit/chaos/run';
-import { AOF_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type FaultKind } from '../spec/kit/chaos/faults';
+import { AOF_FAULT_KINDS, CLOCK_FAULT_KINDS, CLUSTER_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type FaultKind } from '../spec/kit/chaos/faults';
 import { freshSeed } from '../spec/kit/chaos/prng';
 import { runReport } from '../spec/kit/chaos/report';
 
@@ -36,7 +37,7 @@ type CommandLine = ChaosOptions & { report?: boolean };
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): CommandLine {
-  const usage = 'use --minutes N, --seconds N, --seed N, --workers N, --tasks N, --aof, --quorum, --cluster, --semaphore, --rw, --fair, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs, --report';
+  const usage = 'use --minutes N, --seconds N, --seed N, --workers N, --tasks N, --aof, --clock, --quorum, --cluster, --semaphore, --rw, --fair, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs, --report';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -60,6 +61,8 @@ function readCommandLine(argv: string[]): CommandLine {
     opts.seed = Number(values.seed);
   }
   if (values.aof) opts.aof = true;
+  if (values.clock && (values.cluster || values.sentinel)) throw new Error('--clock goes with one Redis or --quorum');
+  if (values.clock) opts.clock = true;
   if (values.report) {
     const other = Object.keys(values).filter((k) => !['report', 'minutes', 'seconds', 'seed'].includes(k));
     if (other.length > 0) throw new Error(`--report runs every mode with its own options: it takes only --minutes, --seconds and --seed (got --${other.join(', --')})`);
@@ -87,7 +90,7 @@ function readCommandLine(argv: string[]): CommandLine {
   if (values['sync-replicas']) opts.syncReplicas = true;
   if (values.faults !== undefined) {
     const list = values.faults.split(',').filter(Boolean);
-    const allowed = values.sentinel ? SENTINEL_FAULT_KINDS : values.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
+    const allowed = values.sentinel ? SENTINEL_FAULT_KINDS : values.cluster ? CLUSTER_FAULT_KINDS : values.clock ? CLOCK_FAULT_KINDS : values.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
     const bad = list.filter((k) => !allowed.includes(k as FaultKind));
     if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${allowed.join(', ')}, got '${values.faults}'`);
     opts.faults = list as FaultKind[];
@@ -105,6 +108,7 @@ function parseCommandLine(argv: string[]) {
       seconds: { type: 'string' },
       seed: { type: 'string' },
       aof: { type: 'boolean' },
+      clock: { type: 'boolean' },
       report: { type: 'boolean' },
       workers: { type: 'string' },
       tasks: { type: 'string' },

@@ -97,7 +97,7 @@ describe('faults that excuse nothing', () => {
     expect(overlaps({ kind: 'aofRestart', begin: 1_200, end: 1_240 })).toEqual(['overlap']);
   });
 
-  it.each(['pubsubKill', 'latency', 'replicaLag', 'failover', 'scriptFlush'] as const)('%s excuses no overlap', (kind) => {
+  it.each(['pubsubKill', 'latency', 'replicaLag', 'failover', 'scriptFlush', 'migrate', 'clockStep'] as const)('%s excuses no overlap', (kind) => {
     expect(overlaps({ kind, worker: 0, begin: 1_200, end: 1_400 })).toEqual(['overlap']);
   });
 

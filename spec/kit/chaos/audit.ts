@@ -26,7 +26,8 @@ export async function checkProxied(servers: ChaosServers, workers: readonly Work
   lists.forEach((list, node) => {
     for (const line of list.split('\n').filter(Boolean)) {
       const name = / name=(\S*)/.exec(line)?.[1] ?? '';
-      if (name === ADMIN_NAME) continue;
+      // A MIGRATE's connection from another node (slot migration), cached by that node for 10 s.
+      if (name === ADMIN_NAME || / cmd=restore-asking /.test(line)) continue;
       const addr = / addr=(\S+)/.exec(line)?.[1] ?? '?';
       seen.clients++;
       if (name.includes('ssubscriber')) seen.shardSubscribers++;

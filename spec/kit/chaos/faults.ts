@@ -21,6 +21,9 @@
  * the lease. failover (Sentinel): the primary SIGKILLed, a replica promoted, the old one
  * back as a replica. replicaLag (Sentinel): every replica SIGSTOPped for a while (WAIT
  * gets no acknowledgement: syncReplicas refuses grants and renewals meanwhile).
+ * migrate (Cluster): a name's slot moved to another node while in use (ASK, TRYAGAIN,
+ * the slot's sharded subscribers dropped). clockStep: a server's wall clock stepped
+ * forward, then back (leases end early: unsafe, on purpose).
  */
 export type FaultKind =
   | 'kill'
@@ -34,11 +37,17 @@ export type FaultKind =
   | 'latency'
   | 'loopStall'
   | 'failover'
-  | 'replicaLag';
+  | 'replicaLag'
+  | 'migrate'
+  | 'clockStep';
 
-export const ALL_FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'aofRestart', 'scriptFlush', 'stall', 'drop', 'pubsubKill', 'latency', 'loopStall', 'failover', 'replicaLag'];
+export const ALL_FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'aofRestart', 'scriptFlush', 'stall', 'drop', 'pubsubKill', 'latency', 'loopStall', 'failover', 'replicaLag', 'migrate', 'clockStep'];
 /** The faults of the single, quorum and Cluster modes without persistence. */
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop', 'pubsubKill', 'latency', 'loopStall'];
+/** Cluster mode's: those and slot migrations. */
+export const CLUSTER_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, 'migrate'];
+/** The clock mode's (one master with a steppable clock): every fault of one master, and clock steps. */
+export const CLOCK_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, 'clockStep'];
 /** With AOF (appendfsync always): restarts keep the data. */
 export const AOF_FAULT_KINDS: readonly FaultKind[] = FAULT_KINDS.map((k) => (k === 'restart' ? 'aofRestart' : k));
 /** Sentinel mode's: the workers reach Redis through Sentinel, not through proxies (no stall, drop, latency). */
@@ -55,6 +64,7 @@ export interface Fault {
   /**
    * Cluster mode, restart: the locks whose slots the restarted node serves, the only
    * ones whose data it lost. Absent: every lock (a single Redis, or quorum masters).
+   * migrate: the locks whose slot moved (from node `master`).
    */
   locks?: string[];
   /** When the fault began (for a restart: the moment the old server was dead). */
@@ -69,7 +79,7 @@ export function losesDataOf(f: Fault, lock: string): boolean {
 }
 
 /** Faults that hit every holder of a lock (Redis itself), so may explain a loss report; none excuses an overlap but an empty restart. */
-const SERVER_WIDE: ReadonlySet<FaultKind> = new Set(['aofRestart', 'scriptFlush', 'failover', 'replicaLag']);
+const SERVER_WIDE: ReadonlySet<FaultKind> = new Set(['aofRestart', 'scriptFlush', 'failover', 'replicaLag', 'migrate', 'clockStep']);
 /** Faults that hit one worker: they explain only that worker's losses. */
 const PER_WORKER: ReadonlySet<FaultKind> = new Set(['stall', 'drop', 'latency']);
 

@@ -18,6 +18,8 @@ export interface ChaosOptions {
   mode?: Topology;
   /** Redis persists every write before it answers (appendonly, appendfsync always): its restarts keep the data (single and quorum). */
   aof?: boolean;
+  /** The masters' wall clocks can be stepped (clockStep faults; one master or quorum): a mode docs/safety.md calls unsafe. */
+  clock?: boolean;
   /** Sentinel mode: the workers' LockClient uses syncReplicas (CHAOS_SYNC_REPLICAS). */
   syncReplicas?: boolean;
   workers?: number;

@@ -4,8 +4,8 @@
  * claim says no two holders can exist there beyond the faults the checker excuses (an
  * empty restart, a pause or starvation longer than the lease, each reported to the
  * holder, with its late writes fenced off); any violation there fails the report. The
- * unsafe mode (Sentinel without syncReplicas: a failover loses grants not yet
- * replicated) shows its overlaps as what it is.
+ * unsafe modes (Sentinel without syncReplicas: a failover loses grants not yet
+ * replicated; a server clock stepped forward: leases end early) and the one whose server clock is stepped show their overlaps as what they are.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,21 +15,24 @@ import { runChaos } from './run';
 
 export interface ReportMode {
   name: string;
+  /** The same run on the command line (with --seed and --minutes). */
+  flags: string;
   opts: ChaosOptions;
   safe: boolean;
 }
 
 export const REPORT_MODES: readonly ReportMode[] = [
-  { name: 'one master, no persistence', opts: { mode: 'single' }, safe: true },
-  { name: 'one master, AOF (fsync always)', opts: { mode: 'single', aof: true }, safe: true },
-  { name: 'quorum (3 masters)', opts: { mode: 'quorum', multi: true }, safe: true },
-  { name: 'Cluster (3 masters)', opts: { mode: 'cluster', semaphore: true }, safe: true },
-  { name: 'fair lock, Cluster', opts: { mode: 'cluster', fair: true }, safe: true },
-  { name: 'semaphore, one master', opts: { mode: 'single', semaphore: true }, safe: true },
-  { name: 'read-write lock, one master', opts: { mode: 'single', readWrite: true }, safe: true },
-  { name: 'multi-lock, one master', opts: { mode: 'single', multi: true }, safe: true },
-  { name: 'Sentinel, syncReplicas', opts: { mode: 'sentinel', syncReplicas: true }, safe: true },
-  { name: 'Sentinel, no syncReplicas', opts: { mode: 'sentinel' }, safe: false },
+  { name: 'one master, no persistence', flags: '', opts: { mode: 'single' }, safe: true },
+  { name: 'one master, AOF (fsync always)', flags: '--aof', opts: { mode: 'single', aof: true }, safe: true },
+  { name: 'quorum (3 masters)', flags: '--quorum --multi', opts: { mode: 'quorum', multi: true }, safe: true },
+  { name: 'Cluster (3 masters)', flags: '--cluster --semaphore', opts: { mode: 'cluster', semaphore: true }, safe: true },
+  { name: 'fair lock, Cluster', flags: '--cluster --fair', opts: { mode: 'cluster', fair: true }, safe: true },
+  { name: 'semaphore, one master', flags: '--semaphore', opts: { mode: 'single', semaphore: true }, safe: true },
+  { name: 'read-write lock, one master', flags: '--rw', opts: { mode: 'single', readWrite: true }, safe: true },
+  { name: 'multi-lock, one master', flags: '--multi', opts: { mode: 'single', multi: true }, safe: true },
+  { name: 'Sentinel, syncReplicas', flags: '--sentinel --sync-replicas', opts: { mode: 'sentinel', syncReplicas: true }, safe: true },
+  { name: 'Sentinel, no syncReplicas', flags: '--sentinel', opts: { mode: 'sentinel' }, safe: false },
+  { name: 'one master, clock steps', flags: '--clock', opts: { mode: 'single', clock: true }, safe: false },
 ];
 
 export const BEGIN = '<!-- chaos-report:begin -->';
@@ -53,7 +56,7 @@ function row({ mode, result: r }: ReportRow): string {
   const cells = [
     mode.name,
     mode.safe ? 'safe' : 'unsafe',
-    String(r.seed),
+    `\`${[`--seed ${r.seed}`, mode.flags].filter(Boolean).join(' ')}\``,
     String(r.report.sectionsChecked + (r.permits?.sectionsChecked ?? 0)),
     count(r.faultsByKind as Record<string, number>),
     count({ restart: e.dataLoss, pause: e.pause, starved: e.starved }),
@@ -79,9 +82,9 @@ export function machine(): string {
 
 export function table(rows: readonly ReportRow[], meta: { date: string; seed: number; seconds: number }): string {
   return [
-    `Run of ${meta.date} on ${machine()}: ${meta.seconds} s per mode, base seed ${meta.seed} (each row's seed replays its run: \`npm run chaos -- --seed N\` with the mode's options). Regenerate: \`npm run chaos -- --report --minutes 5\`.`,
+    `Run of ${meta.date} on ${machine()}: ${meta.seconds} s per mode, base seed ${meta.seed}; a row's options replay its run (\`npm run chaos -- OPTIONS --minutes N\`). Regenerate: \`npm run chaos -- --report --minutes 5\`.`,
     '',
-    '| mode | claim | seed | sections | faults by kind | two holders, excused (by) | violations by class | losses reported (longest detection) | late writes fenced off | worst wait past budget | leftovers |',
+    '| mode | claim | options | sections | faults by kind | two holders, excused (by) | violations by class | losses reported (longest detection) | late writes fenced off | worst wait past budget | leftovers |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(row),
   ].join('\n');

@@ -4,9 +4,13 @@
  * that no fault touches, and the orchestrator's admin connections. Cluster mode also
  * answers which node serves which lock, and waits until the Cluster is whole again.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Redis from 'ioredis';
 import { clusterSlot } from '../../../lib/store/master/slot';
 import { rawCommand, startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../servers';
+import { ServerClock } from '../servers/clock';
 import { startSentinelTopology, type SentinelTopology } from '../servers/sentinel';
 import { ADMIN_NAME, LOCKS, SEMAPHORE, type Topology } from './options';
 import { sleep, withDeadline } from './timing';
@@ -23,11 +27,21 @@ export class ChaosServers {
     readonly register: RedisServer,
     readonly cluster: TestCluster | undefined,
     readonly sentinel: SentinelTopology | undefined,
+    /** One steppable clock per data server, when asked for (one master or quorum). */
+    readonly clocks: ServerClock[] = [],
+    private readonly clockDir?: string,
   ) {}
 
-  static async start(mode: Topology, opts: { aof?: boolean } = {}): Promise<ChaosServers> {
+  static async start(mode: Topology, opts: { aof?: boolean; clock?: boolean } = {}): Promise<ChaosServers> {
     const register = await startServer();
     try {
+      if (opts.clock) {
+        if (mode !== 'single' && mode !== 'quorum') throw new Error('a steppable clock goes with one master or quorum');
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-chaos-clock-'));
+        const clocks = Array.from({ length: mode === 'quorum' ? 3 : 1 }, (_, i) => ServerClock.create(fs.mkdtempSync(path.join(dir, `m${i}-`))));
+        const servers = await Promise.all(clocks.map((clock) => startServer({ aof: opts.aof, clock })));
+        return new ChaosServers(mode, servers, register, undefined, undefined, clocks, dir);
+      }
       if (mode === 'cluster') {
         const cluster = await startCluster({ masters: 3 });
         return new ChaosServers(mode, cluster.nodes, register, cluster, undefined);
@@ -89,5 +103,6 @@ export class ChaosServers {
     else if (this.sentinel) await this.sentinel.stop();
     else await Promise.all(this.servers.map((s) => s.stop()));
     await this.register.stop();
+    if (this.clockDir) fs.rmSync(this.clockDir, { recursive: true, force: true });
   }
 }

@@ -9,6 +9,7 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { HOST, assertUsablePort, freePort } from './ports';
 import { rawCommand } from './resp';
 import { deadline, delay, readTail, tail } from './timing';
+import type { ServerClock } from './clock';
 import { hostProcess, live, makeTmpDir, registry, removeTmpDir, trackPid, untrackPid } from './tracking';
 
 export interface RedisServer {
@@ -59,6 +60,8 @@ export interface ServerConfig {
   ownsDir: boolean;
   /** Persist every write before acknowledging it (appendonly, appendfsync always): a restart keeps the data. */
   aof?: boolean;
+  /** A wall clock the test can step (clock.ts); kept across restarts. */
+  clock?: ServerClock;
   /**
    * Present when the ports came from freePort(): after a collision with
    * another process on the first start, picks new ones (restarts never move).
@@ -137,7 +140,7 @@ export class LocalRedisServer implements RedisServer {
     ];
     // Not detached: a Ctrl-C on the terminal reaches redis-server too, so an
     // interrupted run cannot leave servers behind.
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], env: this.config.clock?.env() });
     this.output = '';
     const collect = (chunk: Buffer): void => {
       // Config errors are printed before the log file is opened.
@@ -298,6 +301,8 @@ export interface ServerOptions {
   config?: string;
   /** Every acknowledged write survives a restart (see RedisServer.restart). */
   aof?: boolean;
+  /** A steppable wall clock (clock.ts). */
+  clock?: ServerClock;
 }
 
 export async function startServer(opts: ServerOptions = {}): Promise<RedisServer> {
@@ -310,6 +315,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RedisServer
     args: [...(opts.args ?? [])],
     config: opts.config,
     aof: opts.aof,
+    clock: opts.clock,
     dir: makeTmpDir('holdfast-redis-'),
     ownsDir: true,
     repick:
