@@ -21,6 +21,8 @@ export interface SectionsConfig {
   fair?: boolean;
   /** In about a third of their turns the tasks take a multi-lock over two of `locks`, logged as one section per name. */
   multi?: boolean;
+  /** The client's watchdogTimeout, ms: a quarter of the turns take a fixed lease of 1 to 3 times it instead of the watchdog. */
+  watchdogTimeout: number;
 }
 
 export interface SectionsContext {
@@ -44,6 +46,14 @@ export function sections(ctx: SectionsContext) {
   const { config, locks, rng, log, note, trace, active } = ctx;
   const pid = process.pid;
   let holdSeq = 0;
+
+  /**
+   * A fixed lease (no watchdog) in a quarter of the turns: its hold must be reported lost
+   * when the lease ends, however the grant came (a message, a later attempt, a reply).
+   */
+  const leaseTime = (): number | undefined => (rng.next() < 0.25 ? rng.int(config.watchdogTimeout, config.watchdogTimeout * 3) : undefined);
+  /** Half the holds with a fixed lease run until about its end (70 to 130 %): the loss must be reported before anyone else gets in. */
+  const holdFor = (lease: number | undefined): number => (lease !== undefined && rng.next() < 0.5 ? rng.int(Math.round(lease * 0.7), Math.round(lease * 1.3)) : holdTime());
 
   /** How long to stay in a critical section: mostly short, sometimes across renewals. */
   const holdTime = (): number => {
@@ -88,7 +98,7 @@ export function sections(ctx: SectionsContext) {
   }
 
   /** The critical section: log the acquisition, write (fenced) until done or lost, log the end. */
-  const section = async (slot: Slot, side: Side, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>, permits?: number): Promise<void> => {
+  const section = async (slot: Slot, side: Side, lockName: string, task: number, signal: AbortSignal, token: number, inner?: () => Promise<void>, permits?: number, lease?: number): Promise<void> => {
     const id = `${config.worker}.${config.gen}.${task}.${++holdSeq}`;
     slot.id = id;
     active.set(lockName, (active.get(lockName) ?? 0) + 1);
@@ -108,7 +118,7 @@ export function sections(ctx: SectionsContext) {
     try {
       // First write at once: a successor's write fences off everything its predecessor writes later.
       await act();
-      const until = start + holdTime();
+      const until = start + holdFor(lease);
       // Sometimes reenter the same lock (a nested service method): its lock and unlock
       // must change nothing for other owners, even when a reply is lost and resent.
       let reenter = permits === undefined && rng.next() < 0.2;
@@ -143,8 +153,9 @@ export function sections(ctx: SectionsContext) {
     const side: Side = !config.readWrite ? 'lock' : rng.next() < 0.7 ? 'read' : 'write';
     const kind: WaitKind = side === 'lock' ? (config.fair ? 'fair' : 'lock') : side;
     const called = Date.now();
+    const lease = leaseTime();
     try {
-      await handle(name, side).run(async ({ signal, token }) => section(slot, side, name, t, signal, token, inner), { waitTime });
+      await handle(name, side).run(async ({ signal, token }) => section(slot, side, name, t, signal, token, inner, undefined, lease), { waitTime, leaseTime: lease });
       if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
     } catch (e) {
       // No id: the lock was never acquired (wait ran out, Redis unreachable).
@@ -197,6 +208,7 @@ export function sections(ctx: SectionsContext) {
     const onGrant = (e: AcquiredEvent) => void (e.kind === 'multi' && names.includes(e.name) && granted.set(`${e.name} ${e.token}`, Date.now()));
     locks.on('acquired', onGrant);
     const called = Date.now();
+    const lease = leaseTime();
     let began: number | undefined;
     try {
       await locks.getMultiLock(names).run(async ({ signal, tokens }) => {
@@ -217,7 +229,7 @@ export function sections(ctx: SectionsContext) {
         const writeAll = () => Promise.all(ids.map((id, i) => write(id, names[i]!, tokens[names[i]!]!, signal)));
         try {
           await writeAll();
-          const until = start + holdTime();
+          const until = start + holdFor(lease);
           while (!signal.aborted && Date.now() < until) {
             await sleep(rng.int(1, 25));
             if (!signal.aborted) await writeAll();
@@ -225,7 +237,7 @@ export function sections(ctx: SectionsContext) {
         } finally {
           for (const id of ids) log({ type: 'end', id, at: Date.now() });
         }
-      }, { waitTime });
+      }, { waitTime, leaseTime: lease });
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: 'released' });
     } catch (e) {
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });

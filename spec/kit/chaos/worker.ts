@@ -40,7 +40,6 @@ export interface WorkerConfig extends SectionsConfig {
   registerPort?: number;
   log: string;
   tasks: number;
-  watchdogTimeout: number;
   /** Seeds every choice of this worker process (prng.ts). */
   seed: number;
 }
