@@ -54,7 +54,7 @@ describe('the fenced register', () => {
 describe('the waits', () => {
   type Wait = Extract<LogRecord, { type: 'wait' }>;
   const wait = (p: Partial<Wait>): Wait => ({ type: 'wait', worker: 0, pid: 100, kind: 'lock', lock: 'main', start: 1_000, at: 1_200, budget: 1_500, outcome: 'held', ...p });
-  const check = (records: LogRecord[], faults: Fault[] = []) => checkWaits(records, { allowance: 2 * LEASE + 500, faults, loopGaps: [] });
+  const check = (records: LogRecord[], faults: Fault[] = []) => checkWaits(records, { allowance: 2 * LEASE + 500, faults, loopGaps: [], starvedAfterMs: 10 * LEASE });
 
   it('accepts the outcomes the contract allows, and reports the worst overrun', () => {
     const r = check([wait({}), wait({ outcome: 'timeout', at: 2_600 }), wait({ outcome: 'unavailable', at: 2_000 })]);
@@ -76,13 +76,17 @@ describe('the waits', () => {
     expect(check([long], [pause]).violations).toEqual([]);
   });
 
-  it('catches writers starved by readers, not writers that get in now and then', () => {
-    const timeouts = [0, 1, 2, 3, 4].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 1_600, at: 2_500 + i * 1_600, pid: 100 + i }));
+  it('catches writers starved by readers, not writers that get in now and then, nor a burst of timeouts during one fault', () => {
+    // Writer waits of 1.5 s timing out one after another for 11 s: nobody wrote.
+    const timeouts = [0, 1, 2, 3, 4, 5, 6].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 1_600, at: 2_500 + i * 1_600, pid: 100 + i }));
     expect(check(timeouts).violations.map((v) => v.kind)).toEqual(['wait']);
     const oneGotIn = [...timeouts.slice(0, 3), wait({ kind: 'write', start: 5_000, at: 5_500 }), ...timeouts.slice(3)];
     const r = check(oneGotIn);
     expect(r.violations).toEqual([]);
-    expect(r.writers).toEqual({ held: 1, timedOut: 5 });
+    expect(r.writers).toEqual({ held: 1, timedOut: 7 });
+    // Five writers waiting at once through one stall: five timeouts, 1.6 s, no starvation.
+    const burst = [0, 1, 2, 3, 4].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 20, at: 2_500 + i * 20, pid: 100 + i }));
+    expect(check(burst).violations).toEqual([]);
   });
 });
 

@@ -52,7 +52,7 @@ export function judge(logDir: string, faults: readonly Fault[], opts: ChaosOptio
   const report = checkHistory(holds, faults, { lease, masters: opts.mode === 'quorum' ? masters : 1, loopGaps: gaps });
   const register = checkRegister(holds.map((h) => grantedBeforePause(h, faults, lease, 50)));
   // A wait may end a call bound past its budget: the last attempt was sent before it.
-  const waits = checkWaits(records, { allowance: 2 * lease + 500, faults, loopGaps: gaps });
+  const waits = checkWaits(records, { allowance: 2 * lease + 500, faults, loopGaps: gaps, starvedAfterMs: 10 * lease });
   const limits = { [SEMAPHORE.name]: SEMAPHORE.limit };
   const permits = opts.semaphore ? checkPermits(holds, faults, { lease, limits, loopGaps: gaps }) : undefined;
   report.violations.push(...ghostViolations(records), ...register.violations, ...waits.violations, ...(permits?.violations ?? []), ...runViolations);

@@ -26,8 +26,12 @@ export interface WaitCheckOptions {
   allowance: number;
   faults: readonly Fault[];
   loopGaps: readonly LoopGap[];
-  /** A writer starves when this many of its waits in a row time out while no write gets in. */
-  starvedAfter?: number;
+  /**
+   * Writers starve when, for this long, one writer's wait or another was timing out on a
+   * name (their waits cover the stretch, gaps under SLACK) and none got in. Faults can
+   * hold a name for a few leases (a paused holder, a fixed lease), so this is several.
+   */
+  starvedAfterMs: number;
 }
 
 export function checkWaits(records: readonly LogRecord[], opts: WaitCheckOptions): WaitReport {
@@ -47,28 +51,44 @@ export function checkWaits(records: readonly LogRecord[], opts: WaitCheckOptions
     }
     if (over > opts.allowance && !stopped(w)) report.violations.push({ kind: 'wait', lock: w.lock, message: `${what} took ${w.at - w.start} ms of a ${w.budget} ms budget (${w.outcome})` });
   }
-  report.violations.push(...writerStarvation(waits, report, opts.starvedAfter ?? 5));
+  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs));
   return report;
 }
 
-/** Read-write locks: a run of writer timeouts on one name with no write getting in from the first's call to the last's end. */
-function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfter: number): Violation[] {
+/** Two writer waits a worker makes one after the other leave a gap of its pause between turns (sections.ts: up to 30 ms) and a busy loop's delay. */
+const SLACK = 250;
+
+/** Read-write locks: a stretch covered by writer waits that timed out on one name, with no writer getting in, longer than `starvedAfterMs`. */
+function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfterMs: number): Violation[] {
   const out: Violation[] = [];
   const writes = waits.filter((w) => w.kind === ('write' satisfies WaitKind));
   for (const name of new Set(writes.map((w) => w.lock))) {
     const mine = writes.filter((w) => w.lock === name);
     const held = mine.filter((w) => w.outcome === 'held').map((w) => w.at);
     report.writers.held += held.length;
-    let run: WaitRecord[] = [];
-    for (const w of mine) {
-      if (w.outcome !== 'timeout') continue;
-      report.writers.timedOut++;
-      run = run.filter((x) => !held.some((at) => at > x.start && at < w.at));
-      run.push(w);
-      if (run.length === starvedAfter) {
-        out.push({ kind: 'wait', lock: name, message: `${starvedAfter} writer waits for ${name} timed out from ${run[0]!.start} to ${w.at} and no writer got in meanwhile (writer starvation)` });
+    const timedOut = mine.filter((w) => w.outcome === 'timeout');
+    report.writers.timedOut += timedOut.length;
+    let from: number | undefined;
+    let to = -Infinity;
+    let count = 0;
+    const close = () => {
+      if (from !== undefined && to - from > starvedAfterMs) {
+        out.push({ kind: 'wait', lock: name, message: `from ${from} to ${to} (${to - from} ms) ${count} writer waits for ${name} timed out one after another and no writer got in (writer starvation)` });
+      }
+    };
+    for (const w of timedOut) {
+      // A stretch ends at a gap in the waits, or where a writer got in.
+      if (from === undefined || w.start > to + SLACK || held.some((at) => at > from! && at < w.at)) {
+        close();
+        from = w.start;
+        to = w.at;
+        count = 1;
+      } else {
+        to = Math.max(to, w.at);
+        count++;
       }
     }
+    close();
   }
   return out;
 }
