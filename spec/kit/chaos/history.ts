@@ -33,6 +33,7 @@
 
 import { lagAllowance } from '../../../lib/store/lease-margin';
 import { explainsLossOf, losesDataOf, type Fault, type FaultKind } from './faults';
+import { fencedStore, lossBetween, readTokenViolations } from './fencing';
 import type { Hold, LoopGap, Violation } from './records';
 
 export { FAULT_KINDS, SENTINEL_FAULT_KINDS, type Fault, type FaultKind } from './faults';
@@ -109,17 +110,6 @@ function dataLossTimes(faults: readonly Fault[], opts: CheckOptions): number[] {
   return all
     .filter((f) => new Set(all.filter((g) => g.begin <= f.begin && g.begin > f.begin - window).map((g) => g.master)).size >= needed)
     .map((f) => f.begin);
-}
-
-function epochOf(time: number, lossTimes: readonly number[]): number {
-  let e = 0;
-  for (const t of lossTimes) if (t <= time) e++;
-  return e;
-}
-
-/** A data loss between two moments (inclusive of `to`, with `slack` before `from`). */
-function lossBetween(from: number, to: number, lossTimes: readonly number[], slack: number): boolean {
-  return lossTimes.some((t) => t > from - slack && t <= to);
 }
 
 /**
@@ -274,40 +264,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
 
     violations.push(...readTokenViolations(lock, list, lossTimes, slack));
 
-    // A fenced store: accepts a write only if (epoch, token) >= the highest seen.
-    const writes: { at: number; hold: Hold; epoch: number }[] = [];
-    for (const h of exclusive) {
-      // The data epoch in which the hold was granted: its start, less the slack
-      // (a grant from the old server may be logged just after it died).
-      const epoch = epochOf(h.start - slack, lossTimes);
-      for (const at of h.writes) writes.push({ at, hold: h, epoch });
-    }
-    // Writes in the same millisecond are concurrent: the lower token first (no false alarm).
-    writes.sort((x, y) => x.at - y.at || x.epoch - y.epoch || x.hold.token - y.hold.token);
-    let maxEpoch = -1;
-    let maxToken = -Infinity;
-    for (const w of writes) {
-      report.writes.total++;
-      const h = w.hold;
-      const accepted = w.epoch > maxEpoch || (w.epoch === maxEpoch && h.token >= maxToken);
-      if (accepted) {
-        maxEpoch = w.epoch;
-        maxToken = h.token;
-        report.writes.accepted++;
-      }
-      // Late: a later hold of this lock had begun, and written, before this write.
-      const successor = exclusive.find((o) => o !== h && o.start > h.start && o.writes.length > 0 && o.writes[0]! < w.at);
-      if (successor) {
-        if (!accepted) report.writes.rejectedLate++;
-        else if (lossBetween(h.start, w.at, lossTimes, 0)) report.writes.acceptedLateAfterDataLoss++;
-        else {
-          violations.push({ kind: 'fencing', lock, message: `late write at ${w.at} by ${h.id} (token ${h.token}) was accepted although ${successor.id} (token ${successor.token}) began at ${successor.start}${excusedPairs.has(`${h.id}|${successor.id}`) ? ' (during an excused overlap)' : ''}` });
-        }
-      } else if (!accepted) {
-        if (lossBetween(w.at - 3 * lease, w.at, lossTimes, 0)) report.writes.rejectedSpurious++;
-        else violations.push({ kind: 'fencing', lock, message: `write at ${w.at} by ${h.id} (token ${h.token}), the only holder then, was rejected by the store (highest token ${maxToken})` });
-      }
-    }
+    violations.push(...fencedStore(lock, exclusive, { lossTimes, slack, lease, excusedPairs, counts: report.writes }));
   }
 
   // Paused holders; detection delay of losses.
@@ -335,25 +292,6 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     }
   }
   return report;
-}
-
-/**
- * Read-write locks: a read's token is the counter when it began, so at least the token
- * of every write that had ended by then (unless the counter was lost with the data).
- */
-function readTokenViolations(lock: string, list: readonly Hold[], lossTimes: readonly number[], slack: number): Violation[] {
-  const out: Violation[] = [];
-  // Writes that ended cleanly, by end; reads by start (list is sorted by start): one pass.
-  const writes = list.filter((w) => w.side === 'write' && !w.killed && w.lostAt === undefined).sort((a, b) => a.end! - b.end!);
-  let last: Hold | undefined;
-  let i = 0;
-  for (const r of list) {
-    if (r.side !== 'read') continue;
-    for (; i < writes.length && writes[i]!.end! < r.start; i++) if (!last || writes[i]!.token > last.token) last = writes[i];
-    if (!last || r.token >= last.token || lossBetween(last.start, r.start, lossTimes, slack)) continue;
-    out.push({ kind: 'token', lock, message: `read ${r.id} (start ${r.start}) carried token ${r.token}, below ${last.token} of write ${last.id} that ended at ${last.end}` });
-  }
-  return out;
 }
 
 /** The latest fault that can explain the loss of h: one that hit Redis, or h's own process or connection. */

@@ -10,35 +10,9 @@ import { HOST, assertUsablePort, freePort } from './ports';
 import { rawCommand } from './resp';
 import { deadline, delay, readTail, tail } from './timing';
 import type { ServerClock } from './clock';
+import type { RedisServer, ServerOptions } from './types';
+export type { RedisServer, ServerOptions } from './types';
 import { hostProcess, live, makeTmpDir, registry, removeTmpDir, trackPid, untrackPid } from './tracking';
-
-export interface RedisServer {
-  host: '127.0.0.1';
-  port: number;
-  pid: number;
-  url: string;
-  /** Graceful stop (SIGTERM; no save points are configured), waits for exit; idempotent. */
-  stop(): Promise<void>;
-  /** Sends `signal` (default SIGKILL) and waits for the process to exit. */
-  kill(signal?: NodeJS.Signals): Promise<void>;
-  /**
-   * Starts again on the same port with EMPTY data (nothing is persisted), or, started
-   * with `aof`, with every write it acknowledged (appendfsync always).
-   * On a Cluster node the nodes.conf is kept, so the node rejoins with its
-   * old id and slots, but the keys it held are gone.
-   */
-  restart(): Promise<void>;
-  /** SIGSTOP: the process keeps its sockets but answers nothing (a hung server). */
-  pause(): void;
-  /** SIGCONT after pause(). */
-  resume(): void;
-  /** The process exists (it may be paused). */
-  readonly running: boolean;
-  /** pause() was called and resume() not yet. */
-  readonly paused: boolean;
-  /** Working directory (log file `redis.log`, nodes.conf for Cluster nodes). */
-  readonly dir: string;
-}
 
 const READY_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -293,16 +267,6 @@ export class LocalRedisServer implements RedisServer {
     this.signal('SIGCONT');
     this.isPaused = false;
   }
-}
-
-export interface ServerOptions {
-  port?: number;
-  args?: string[];
-  config?: string;
-  /** Every acknowledged write survives a restart (see RedisServer.restart). */
-  aof?: boolean;
-  /** A steppable wall clock (clock.ts). */
-  clock?: ServerClock;
 }
 
 export async function startServer(opts: ServerOptions = {}): Promise<RedisServer> {
