@@ -115,3 +115,19 @@ describe('faults that excuse nothing', () => {
     expect(r.excused.starved).toBe(1);
   });
 });
+
+describe('holds with a fixed lease', () => {
+  // Taken with a 2 400 ms lease at 1 000, paused 1 624 ms from 1 600 (longer than the
+  // 800 ms watchdogTimeout, shorter than its own lease), then released normally.
+  const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_600, end: 3_224 };
+  const held = hold({ token: 1, start: 1_000, end: 3_230, lease: 2_400, writes: [1_000, 3_226] });
+
+  it('a pause shorter than its own lease leaves it held: no loss to report', () => {
+    expect(checkHistory([held], [pause], { lease: LEASE }).violations).toEqual([]);
+  });
+
+  it('a pause longer than its own lease must be reported', () => {
+    const short = { ...held, lease: 1_200 };
+    expect(checkHistory([short], [pause], { lease: LEASE }).violations.map((v) => v.kind)).toEqual(['pausedUnaware']);
+  });
+});

@@ -121,7 +121,7 @@ function dataLossTimes(faults: readonly Fault[], opts: CheckOptions): number[] {
  * its loss and whose writes must be fenced.
  */
 export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: number, slack: number): Hold {
-  const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.end <= h.start + slack && f.end >= h.start - slack);
+  const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= (h.lease ?? lease) && f.end <= h.start + slack && f.end >= h.start - slack);
   // Only a grant that lapsed during the pause: it is reported lost the moment the
   // section begins (a grant made after the resume is not, and keeps its logged start).
   const lapsed = h.lostAt !== undefined && h.lostAt <= h.start + slack;
@@ -141,10 +141,10 @@ export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[]
   return gaps.find((g) => g.pid === h.pid && g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
 }
 
-/** A pause of the hold's process, longer than the lease, that began before `before`. */
+/** A pause of the hold's process, longer than its lease (a fixed one, or the watchdog's), that began before `before`. */
 export function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
   return faults.find(
-    (f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.begin <= before && f.end >= h.start,
+    (f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= (h.lease ?? lease) && f.begin <= before && f.end >= h.start,
   );
 }
 
@@ -269,7 +269,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
 
   // Paused holders; detection delay of losses.
   for (const h of ended) {
-    const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= lease && f.begin >= h.start && f.end <= h.end!);
+    const pause = faults.find((f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= (h.lease ?? lease) && f.begin >= h.start && f.end <= h.end!);
     if (pause) {
       if (h.lostAt === undefined) violations.push({ kind: 'pausedUnaware', lock: h.lock, message: `${h.id} ran on after a ${pause.end - pause.begin} ms pause and never learned it lost the lock` });
       else if (h.lostAt > h.end!) report.pausedEndedBeforeLoss++;

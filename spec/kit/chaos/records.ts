@@ -11,7 +11,7 @@ import type { Fault } from './faults';
  */
 export type LogRecord =
   /** permits: a semaphore's section (its `lock` is the semaphore's name), checked by spec/kit/chaos/permits.ts; side: a read-write lock's. */
-  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[] }
+  | { type: 'acq'; id: string; worker: number; pid: number; task: number; lock: string; token: number; start: number; permits?: number; side?: 'read' | 'write'; with?: string[]; lease?: number }
   | { type: 'w'; id: string; at: number }
   /** A reader acted in its section (it writes nothing to the fenced store). */
   | { type: 'act'; id: string; at: number }
@@ -67,6 +67,8 @@ export interface Hold {
   permits?: number;
   /** A multi-lock's section of this name: the other names it held together. */
   with?: string[];
+  /** A fixed lease (ms) the hold was taken with; absent: the watchdog renewed it (CheckOptions.lease). */
+  lease?: number;
   start: number;
   /** Last moment the holder acted in it; for a killed process, the kill. Absent: never ended. */
   end?: number;
@@ -131,7 +133,7 @@ export function buildHolds(records: readonly LogRecord[], faults: readonly Fault
   const pending: LogRecord[] = [];
   for (const r of records) {
     if (r.type === 'acq') {
-      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], registerWrites: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}) });
+      holds.set(r.id, { id: r.id, worker: r.worker, pid: r.pid, lock: r.lock, ...(r.side ? { side: r.side } : {}), token: r.token, start: r.start, writes: [], registerWrites: [], ...(r.permits === undefined ? {} : { permits: r.permits }), ...(r.with ? { with: r.with } : {}), ...(r.lease === undefined ? {} : { lease: r.lease }) });
     } else pending.push(r);
   }
   for (const r of pending) {

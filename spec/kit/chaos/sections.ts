@@ -104,7 +104,7 @@ export function sections(ctx: SectionsContext) {
     active.set(lockName, (active.get(lockName) ?? 0) + 1);
     const start = Date.now();
     slot.at = start;
-    log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start, ...(side === 'lock' ? {} : { side }), ...(permits === undefined ? {} : { permits }) });
+    log({ type: 'acq', id, worker: config.worker, pid, task, lock: lockName, token, start, ...(side === 'lock' ? {} : { side }), ...(permits === undefined ? {} : { permits }), ...(lease === undefined ? {} : { lease }) });
     // A reader (and a semaphore's holder) acts but writes nothing to the register.
     const writes = side !== 'read' && permits === undefined;
     const act = async () => (writes ? write(id, lockName, token, signal) : log({ type: 'act', id, at: Date.now() }));
@@ -218,7 +218,7 @@ export function sections(ctx: SectionsContext) {
         for (const name of names) {
           ids.push(`${config.worker}.${config.gen}.${t}.${++holdSeq}`);
           const grant = granted.get(`${name} ${tokens[name]}`) ?? start;
-          log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start: grant, with: names.filter((n) => n !== name) });
+          log({ type: 'acq', id: ids[ids.length - 1]!, worker: config.worker, pid, task: t, lock: name, token: tokens[name]!, start: grant, with: names.filter((n) => n !== name), ...(lease === undefined ? {} : { lease }) });
         }
         const onAbort = () => {
           const reason = signal.reason instanceof LockLostError ? `${signal.reason.lockName} ${signal.reason.reason}` : String(signal.reason);
