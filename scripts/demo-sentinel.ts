@@ -9,8 +9,8 @@
  */
 import Redis from 'ioredis';
 import { LockClient, type ClientOptions, type LostEvent } from '../lib';
-import { startSentinelTopology } from './sentinel-servers';
-import { rawCommand } from './servers';
+import { startSentinelTopology } from '../spec/kit/servers/sentinel';
+import { rawCommand } from '../spec/kit/servers';
 
 export interface FailoverOutcome {
   /** Another client got the lock after the failover while A had not released it. */

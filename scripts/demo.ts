@@ -10,7 +10,7 @@
  *   5. quorum over 3 independent masters keeps locking with one master stopped;
  *   6. a Sentinel failover while a lock is held, without and with syncReplicas.
  *
- * Starts its own redis-server processes (scripts/servers.ts) unless REDIS_URL is set;
+ * Starts its own redis-server processes (spec/kit/servers) unless REDIS_URL is set;
  * then it uses that Redis, writes only keys under `holdfast-demo:` and deletes them at
  * the end (part 5 still needs local servers, as it stops one).
  *
@@ -20,9 +20,9 @@ import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockLostError, type Lock } from '../lib';
-import { TcpProxy } from '../spec/helpers/proxy';
+import { TcpProxy } from '../spec/kit/proxy';
 import { failoverWhileHeld } from './demo-sentinel';
-import { startMasters, startServer, stopAll, type RedisServer } from './servers';
+import { startMasters, startServer, stopAll, type RedisServer } from '../spec/kit/servers';
 
 const PREFIX = 'holdfast-demo:';
 const WORKERS = 4;

@@ -1,9 +1,9 @@
 /**
- * The chaos checker's semaphore invariant (spec/chaos/permits.ts) on hand-made
+ * The chaos checker's semaphore invariant (spec/kit/chaos/permits.ts) on hand-made
  * histories: it must be able to fail.
  */
-import { buildHolds, checkHistory, type Fault, type Hold, type LogRecord } from './chaos/history';
-import { checkPermits } from './chaos/permits';
+import { buildHolds, checkHistory, type Fault, type Hold, type LogRecord } from './kit/chaos/history';
+import { checkPermits } from './kit/chaos/permits';
 
 const LEASE = 800;
 const limits = { sem: 3 };

@@ -1,10 +1,10 @@
 /**
  * The chaos checker. First on hand-made histories, to show that it can fail (a
  * checker that never fails proves nothing); then one short real run against
- * worker processes while faults are injected (scripts/chaos.ts).
+ * worker processes while faults are injected (spec/kit/chaos/run.ts).
  */
-import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, heapTrend, loopGaps, type Fault, type Hold, type LogRecord, type LoopGap } from './chaos/history';
-import { runChaos } from '../scripts/chaos';
+import { buildHolds, checkHistory, FAULT_KINDS, ghostViolations, heapTrend, loopGaps, type Fault, type Hold, type LogRecord, type LoopGap } from './kit/chaos/history';
+import { runChaos } from './kit/chaos/run';
 
 const LEASE = 800;
 let seq = 0;
@@ -265,9 +265,12 @@ describe('a real chaos run', () => {
     expect(result.violations.map((v) => `[${v.kind}] ${v.message}`)).toEqual([]);
   }
 
-  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH, stalls and dropped connections', async () => {
+  it('keeps mutual exclusion under kills, pauses, restarts, SCRIPT FLUSH, stalls, dropped connections, killed subscribers, latency and blocked loops', async () => {
     const result = await runChaos({ durationMs: 30_000, faultGap: [500, 1_200] });
     expectNoViolations(result);
+    // The fenced register, untouched by the faults, saw the holders' writes.
+    expect(result.register.writes).toBeGreaterThan(100);
+    expect(result.waits.waits).toBeGreaterThan(100);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(100); // ~250-400 on an idle 2-core machine
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     expect(result.report.lostHolds).toBeGreaterThanOrEqual(1);
@@ -298,13 +301,22 @@ describe('a real chaos run', () => {
     for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
   });
 
+  it('with AOF (fsync always) a restart keeps the locks: no overlap is excused, none happens', async () => {
+    const result = await runChaos({ aof: true, durationMs: 20_000, faultGap: [500, 1_200] });
+    expectNoViolations(result);
+    expect(result.faultsByKind.aofRestart).toBeGreaterThanOrEqual(1);
+    expect(result.faultsByKind.restart).toBeUndefined();
+    expect(result.report.excused.dataLoss).toBe(0);
+    expect(result.register.writes).toBeGreaterThan(100);
+  });
+
   it('keeps mutual exclusion on a Redis Cluster whose nodes restart empty', async () => {
     // Shorter than the single-master run: it shares npm test's wall time. Each kind
     // comes once first, so a restart (2+ s with the cluster settling) always happens.
     const result = await runChaos({ mode: 'cluster', durationMs: 20_000, faultGap: [500, 1_200] });
     expectNoViolations(result);
     expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(60); // ~130-200 on an idle 2-core machine
-    for (const kind of FAULT_KINDS) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
+    for (const kind of [...FAULT_KINDS, 'migrate' as const]) expect(result.faultsByKind[kind]).toBeGreaterThanOrEqual(1);
     // Every restart names the locks its node served (none, for a node without their slots).
     for (const f of result.faults.filter((x) => x.kind === 'restart')) expect(f.locks).toBeDefined();
     // The proxy check saw the workers' connections (3 workers x 3 nodes at least), sharded subscribers among them.

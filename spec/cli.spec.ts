@@ -7,8 +7,8 @@ import { LockClient, type LockInfo } from '../lib';
 import { parseCommandLine, parseDuration, UsageError } from '../lib/cli/args';
 import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from '../lib/cli/exit-codes';
 import { escapeGlob, lockNameOf } from '../lib/cli/ls';
-import { freePort, startMasters, startServer, type RedisServer } from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+import { freePort, startMasters, startServer, type RedisServer } from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // `holdfast`, the bin: run from source (node -r tsx/cjs), as a user runs

@@ -1,6 +1,6 @@
 import Redis, { Cluster } from 'ioredis';
 import { LockClient, LockUnavailableError, type Connection } from '../lib';
-import { startCluster, type TestCluster } from '../scripts/servers';
+import { startCluster, type TestCluster } from './kit/servers';
 import { closeConnection, lockCluster } from './helpers/clients';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';

@@ -4,7 +4,7 @@ import { EventEmitter } from 'eventemitter3';
 import Redis from 'ioredis';
 import { LockClient, type AcquiredEvent, type ClientEvents, type LostEvent, type ReleasedEvent, type RenewedEvent } from '../lib';
 import { EventHub } from '../lib/engine/event-hub';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { nextEvent, withTimeout } from './helpers/wait';
 
 // Every event also goes out on node:diagnostics_channel `holdfast:<event>`, with the

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockLostError } from '../lib';
-import { startMasters, startServer, type RedisServer } from '../scripts/servers';
+import { startMasters, startServer, type RedisServer } from './kit/servers';
 import { transfer } from '../examples/await-using';
 import { glideLocks, ioredisLocks, iovalkeyLocks, nodeRedisLocks } from '../examples/clients';
 import { watchLocks } from '../examples/events';

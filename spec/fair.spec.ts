@@ -2,12 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockError, type Connection } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { CLIENT, closeConnection, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls } from './helpers/command-stats';
 import { takeTurns } from './helpers/contention';
-import { TcpProxy } from './helpers/proxy';
+import { TcpProxy } from './kit/proxy';
 import * as sources from '../lib/primitives/lock/sources';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 

@@ -5,7 +5,7 @@
 import { GlideClient, Logger } from '@valkey/valkey-glide';
 import Redis from 'ioredis';
 import { LockClient, LockError } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { waitFor } from './helpers/wait';
 
 Logger.setLoggerConfig('off');

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import Redis from 'ioredis';
 import { LockClient, type Connection } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { waitFor } from './helpers/wait';
 

@@ -8,7 +8,7 @@ import Koa from 'koa';
 import Redis from 'ioredis';
 import { LockClient, expressScope, fastifyScope, koaScope } from '../lib';
 import { scopedApps } from '../examples/request-scopes';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { waitFor } from './helpers/wait';
 
 // The scope integrations on real framework instances: the scope must span the whole

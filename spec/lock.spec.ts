@@ -1,12 +1,12 @@
 import Redis from 'ioredis';
 import { createClient } from 'redis';
 import { LockClient, LockError, LockNotHeldError, LockUnavailableError, type Connection, type Lock } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { CLIENT, closeConnection, ioredisOnly, lockConnection } from './helpers/clients';
 import { observeChannels } from './helpers/channel-observer';
 import { commandCalls, socketReads } from './helpers/command-stats';
 import { contend, takeTurns } from './helpers/contention';
-import { TcpProxy } from './helpers/proxy';
+import { TcpProxy } from './kit/proxy';
 import { waitFor } from './helpers/wait';
 import { BARGING_WINDOW } from '../lib/primitives/lock/plain';
 

@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import Redis from 'ioredis';
 import { LockClient, LockError, type Connection } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { withTimeout } from './helpers/wait';
 

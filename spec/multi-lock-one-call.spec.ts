@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { LockClient, LockLostError, type Connection } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { commandCalls } from './helpers/command-stats';
 import { withTimeout } from './helpers/wait';

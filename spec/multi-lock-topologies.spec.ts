@@ -1,6 +1,6 @@
 import Redis, { Cluster } from 'ioredis';
 import { LockClient, LockTimeoutError, type AcquiredEvent } from '../lib';
-import { startCluster, startMasters, type RedisServer, type TestCluster } from '../scripts/servers';
+import { startCluster, startMasters, type RedisServer, type TestCluster } from './kit/servers';
 import { contend } from './helpers/contention';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, LockNotHeldError, LockTimeoutError, type AcquiredEvent, type LostEvent } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { transfer, type Accounts } from '../examples/multi-lock';
 import { contend } from './helpers/contention';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';

@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { LockClient, LockTimeoutError } from '../lib';
 import { HoldfastModule, WithLock } from '../lib/nest';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { appModule } from '../examples/nest';
 
 // holdfast/nest on a real Nest application (platform-express, real HTTP requests) and a

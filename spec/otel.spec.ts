@@ -7,8 +7,8 @@ import Redis from 'ioredis';
 import { LockClient, LockTimeoutError, LockUnavailableError, type ClientOptions } from '../lib';
 import { instrument } from '../lib/otel';
 import { observeLocks } from '../examples/observability';
-import { startServer, type RedisServer } from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+import { startServer, type RedisServer } from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // holdfast/otel against the real OpenTelemetry SDK (a metric reader collected on

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { REPORT_TO } from '../lib/cli/exit-codes';
-import { startServer } from '../scripts/servers';
+import { startServer } from './kit/servers';
 
 // What users install: build, `npm pack`, unpack into a scratch node_modules, and load
 // it with a plain require() and an ESM import, types included.

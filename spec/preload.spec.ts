@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { LockClient, type Connection } from '../lib';
-import { startCluster, startServer, type RedisServer } from '../scripts/servers';
+import { startCluster, startServer, type RedisServer } from './kit/servers';
 import { CLIENT, closeConnection, isReady, lockCluster, lockConnection } from './helpers/clients';
 import { waitFor } from './helpers/wait';
 import { commandCalls } from './helpers/command-stats';

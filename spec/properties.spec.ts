@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import Redis from 'ioredis';
 import { unconnectedClient } from './helpers/unconnected';
 import { LockClient, LockError, LockLostError, LockNotHeldError, type Lock } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 
 describe('argument validation (properties)', () => {
   const current = unconnectedClient();

@@ -1,11 +1,11 @@
 import vm from 'node:vm';
 import Redis from 'ioredis';
 import { LockClient, LockUnavailableError, QuorumError, type Connection, type Held, type LostEvent } from '../lib';
-import { startMasters, type RedisServer } from '../scripts/servers';
+import { startMasters, type RedisServer } from './kit/servers';
 import { CLIENT, closeConnection, ioredisOnly, isReady, lockConnection } from './helpers/clients';
 import { contend, wakeDelay } from './helpers/contention';
 import { nextEvent, waitFor } from './helpers/wait';
-import { TcpProxy } from './helpers/proxy';
+import { TcpProxy } from './kit/proxy';
 import { restore as restoreScript } from '../lib/store/scripts/maintain';
 import { commandCalls } from './helpers/command-stats';
 

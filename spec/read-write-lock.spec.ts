@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, type Connection, type LostEvent } from '../lib';
-import { startServer, startMasters, type RedisServer } from '../scripts/servers';
+import { startServer, startMasters, type RedisServer } from './kit/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 import { observeChannels } from './helpers/channel-observer';

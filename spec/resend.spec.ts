@@ -1,7 +1,7 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { LockClient, type ClientOptions, type Lock } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+import { startServer, type RedisServer } from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { nextEvent, waitFor } from './helpers/wait';
 import { commandCalls } from './helpers/command-stats';
 import { queueAcquire, queueRelease } from '../lib/primitives/lock/scripts';

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { LockClient, type Held } from '../lib';
-import { startMasters, startServer, type RedisServer } from '../scripts/servers';
+import { startMasters, startServer, type RedisServer } from './kit/servers';
 import { unconnectedClient } from './helpers/unconnected';
 import { waitFor } from './helpers/wait';
 

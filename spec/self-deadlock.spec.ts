@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import Redis from 'ioredis';
 import { LockClient, LockError } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { orderService } from '../examples/nested-services';
 import { waitFor } from './helpers/wait';
 

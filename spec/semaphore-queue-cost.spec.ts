@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { LockClient } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
+import { startServer, type RedisServer } from './kit/servers';
 import { commandCalls } from './helpers/command-stats';
 import { waitFor } from './helpers/wait';
 

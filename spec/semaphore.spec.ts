@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockError, LockLostError, LockTimeoutError, LockUnavailableError, type Connection, type LostEvent, type Permit } from '../lib';
-import { startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../scripts/servers';
+import { startCluster, startMasters, startServer, type RedisServer, type TestCluster } from './kit/servers';
 import { observeChannels } from './helpers/channel-observer';
 import { closeConnection, lockCluster, lockConnection } from './helpers/clients';
 import { commandCalls } from './helpers/command-stats';

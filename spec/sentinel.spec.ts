@@ -2,8 +2,8 @@ import Redis, { Cluster } from 'ioredis';
 import { createSentinel } from 'redis';
 import { LockClient, LockUnavailableError, ReplicaSyncError, type ClientOptions, type Connection, type Lock, type LostEvent } from '../lib';
 import { NodeRedisClient, type NodeRedisConnection } from '../lib/store/client/node-redis';
-import { startSentinelTopology, type SentinelTopology } from '../scripts/sentinel-servers';
-import { rawCommand, startServer, type RedisServer } from '../scripts/servers';
+import { startSentinelTopology, type SentinelTopology } from './kit/servers/sentinel';
+import { rawCommand, startServer, type RedisServer } from './kit/servers';
 import { nextEvent, waitFor } from './helpers/wait';
 
 // Replica safety (option syncReplicas) and Sentinel-managed connections across a

@@ -14,8 +14,8 @@ import {
   stopAll,
   type RedisServer,
   type TestCluster,
-} from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+} from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 /** Fail fast instead of retrying: these specs kill servers on purpose. */
@@ -116,6 +116,22 @@ describe('startServer', () => {
     const after = await connected(server.port);
     expect(await after.get('k')).toBeNull();
     expect(await after.dbsize()).toBe(0);
+  });
+
+  it('restart() of a server started with aof keeps every write it acknowledged, even after a SIGKILL', async () => {
+    const aof = await startServer({ aof: true });
+    try {
+      const before = await connected(aof.port);
+      await before.set('k', 'v');
+      await before.pexpire('k', 60_000);
+      await aof.kill('SIGKILL');
+      await aof.restart();
+      const after = await connected(aof.port);
+      expect(await after.get('k')).toBe('v');
+      expect(await after.pttl('k')).toBeGreaterThan(50_000);
+    } finally {
+      await aof.stop();
+    }
   });
 
   it('kill() makes connections fail; restart() after kill() works', async () => {
@@ -269,6 +285,19 @@ describe('TcpProxy', () => {
     proxy.drop();
     await closed;
     await waitFor(() => proxy.connections === 0, { message: 'no connection left after drop()' });
+  });
+
+  it('latency(ms) delays every reply by ms, in order; latency(0) forwards at once again', async () => {
+    const c = await connected(proxy.port);
+    proxy.latency(150);
+    const t0 = Date.now();
+    const replies = await Promise.all([c.set('lat', '1'), c.incr('lat'), c.get('lat')]);
+    expect(replies).toEqual(['OK', 2, '2']);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * 150 - 10); // the command and its reply, each delayed
+    proxy.latency(0);
+    const t1 = Date.now();
+    await c.ping();
+    expect(Date.now() - t1).toBeLessThan(150);
   });
 
   it('refuse(true) rejects new connections until refuse(false)', async () => {

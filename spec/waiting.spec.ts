@@ -1,8 +1,8 @@
 import { setImmediate } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { CommandTimeoutError, LockClient, LockTimeoutError, LockUnavailableError, type AcquireFailedEvent, type ClientOptions, type Lock, type Connection } from '../lib';
-import { startServer, type RedisServer } from '../scripts/servers';
-import { TcpProxy } from './helpers/proxy';
+import { startServer, type RedisServer } from './kit/servers';
+import { TcpProxy } from './kit/proxy';
 import { closeConnection, lockConnection } from './helpers/clients';
 import { nextEvent, waitFor } from './helpers/wait';
 

@@ -1,6 +1,6 @@
 /** What the orchestrator hands every scenario. */
 import type Redis from 'ioredis';
-import type { RedisServer } from '../servers';
+import type { RedisServer } from '../../spec/kit/servers';
 import type { Config } from './config';
 import type { BaselineCheckout, ImplDef } from './impls/types';
 

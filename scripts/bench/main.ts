@@ -43,7 +43,7 @@
  */
 import os from 'node:os';
 import type Redis from 'ioredis';
-import { startMasters, startServer, stopAll } from '../servers';
+import { startMasters, startServer, stopAll } from '../../spec/kit/servers';
 import { parseArgs, USAGE, type Args } from './args';
 import { createBaselineWorktree } from './baseline';
 import { LEASE, PEER_RETRY_JITTER, PEER_RETRY_MS, POLL_MS } from './config';

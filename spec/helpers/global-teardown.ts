@@ -1,7 +1,7 @@
 /**
  * jest globalTeardown: kills redis-server processes that specs started and
  * did not stop (a crashed or force-killed worker never runs its 'exit' hook),
- * using the pid files written by scripts/servers.ts.
+ * using the pid files written by spec/kit/servers.
  *
  * A pid file is only trusted when the process still looks like the server it
  * names (redis-server on the recorded port, never 6379): PIDs are reused, and
@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PID_DIR } from '../../scripts/servers';
+import { PID_DIR } from '../kit/servers';
 
 interface PidFile {
   owner?: number;

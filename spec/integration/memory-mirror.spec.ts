@@ -17,7 +17,7 @@
  * the memory server takes the real state, and the sequence goes on.
  */
 import Redis from 'ioredis';
-import { startServer, type RedisServer } from '../../scripts/servers';
+import { startServer, type RedisServer } from '../kit/servers';
 import * as lockLua from '../../lib/primitives/lock/sources';
 import * as sharedLua from '../../lib/store/scripts/sources';
 import { NameKeys } from '../../lib/store/name-keys';

@@ -1,14 +1,14 @@
 /**
  * A Sentinel-managed test topology: one primary, two replicas (`--replicaof`) and
  * three sentinels (`redis-server <config> --sentinel`, the config written here), all
- * on free ports of 127.0.0.1 and tracked like every other server of scripts/servers.ts
+ * on free ports of 127.0.0.1 and tracked like every other server of spec/kit/servers
  * (pid files, the 'exit' hook, jest's global teardown).
  *
  * Used by spec/sentinel.spec.ts and scripts/demo.ts; as a CLI:
- * `npx tsx scripts/sentinel-servers.ts`.
+ * `npx tsx scripts/servers.ts sentinel`.
  */
 import { clearTimeout, setTimeout } from 'node:timers';
-import { rawCommand, startServer, stopAll, type RedisServer } from './servers';
+import { rawCommand, startServer, stopAll, type RedisServer } from './index';
 
 export const MASTER_NAME = 'holdfast';
 /** Sentinels agreeing that the primary is down before a failover (of 3). */
@@ -151,21 +151,4 @@ export async function startSentinelTopology(opts: SentinelOptions = {}): Promise
     await Promise.all(started.map((s) => s.stop()));
     throw err;
   }
-}
-
-if (require.main === module) {
-  const shutdown = () => void stopAll().then(() => process.exit(0));
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, shutdown);
-  startSentinelTopology().then(
-    (t) => {
-      console.log(`primary ${t.primary.url}, replicas ${t.replicas.map((r) => r.port).join(', ')}, sentinels ${t.sentinels.map((s) => s.port).join(', ')}`);
-      console.log(`\nnew Redis({ sentinels: ${JSON.stringify(t.sentinelAddresses)}, name: '${t.name}' })`);
-      console.log('\nRunning; Ctrl-C (SIGINT) or SIGTERM stops everything.');
-    },
-    async (err: unknown) => {
-      console.error(err instanceof Error ? err.message : err);
-      await stopAll().catch(() => undefined);
-      process.exit(1);
-    },
-  );
 }

@@ -1,0 +1,100 @@
+/**
+ * The waits' history: every wait ends in an outcome the contract allows (held,
+ * LockTimeoutError, LockUnavailableError; tryLock's `false` is the same as a timeout),
+ * none outlives its budget by more than the allowance (unless its process was paused
+ * or starved meanwhile), and, with read-write locks, writers get in against a constant
+ * flow of readers (as Curator's testWriterAgainstConstantReaders). Pure.
+ */
+import type { Fault } from './faults';
+import type { LogRecord, LoopGap, Violation, WaitKind, WaitOutcome } from './records';
+
+type WaitRecord = Extract<LogRecord, { type: 'wait' }>;
+
+export interface WaitReport {
+  waits: number;
+  byOutcome: Record<WaitOutcome, number>;
+  /** The longest a wait took past its budget (ms, 0 if none did), and which. */
+  worstOverBudgetMs: number;
+  worst?: string;
+  /** Read-write locks: writers' waits that got in, and that timed out. */
+  writers: { held: number; timedOut: number };
+  violations: Violation[];
+}
+
+export interface WaitCheckOptions {
+  /** How far past its budget a wait may end (the last attempt's call bound), ms. */
+  allowance: number;
+  faults: readonly Fault[];
+  loopGaps: readonly LoopGap[];
+  /**
+   * Writers starve when, for this long, one writer's wait or another was timing out on a
+   * name (their waits cover the stretch, gaps under SLACK) and none got in. Faults can
+   * hold a name for a few leases (a paused holder, a fixed lease), so this is several.
+   */
+  starvedAfterMs: number;
+}
+
+export function checkWaits(records: readonly LogRecord[], opts: WaitCheckOptions): WaitReport {
+  const waits = records.filter((r): r is WaitRecord => r.type === 'wait').sort((a, b) => a.start - b.start);
+  const report: WaitReport = { waits: waits.length, byOutcome: { held: 0, timeout: 0, unavailable: 0, other: 0 }, worstOverBudgetMs: 0, writers: { held: 0, timedOut: 0 }, violations: [] };
+  const stopped = (w: WaitRecord) =>
+    opts.faults.some((f) => (f.kind === 'pause' || f.kind === 'loopStall') && f.pid === w.pid && f.begin < w.at && f.end > w.start) ||
+    opts.loopGaps.some((g) => g.pid === w.pid && g.from < w.at && g.to > w.start && g.to - g.from > opts.allowance / 4);
+  for (const w of waits) {
+    report.byOutcome[w.outcome]++;
+    const what = `${w.kind} wait for ${w.lock} by worker ${w.worker} (pid ${w.pid}) from ${w.start}`;
+    if (w.outcome === 'other') report.violations.push({ kind: 'wait', lock: w.lock, message: `${what} ended in ${w.error ?? 'an error'} after ${w.at - w.start} ms: not an outcome the contract allows` });
+    const over = w.at - w.start - w.budget;
+    if (over > report.worstOverBudgetMs && !stopped(w)) {
+      report.worstOverBudgetMs = over;
+      report.worst = what;
+    }
+    if (over > opts.allowance && !stopped(w)) report.violations.push({ kind: 'wait', lock: w.lock, message: `${what} took ${w.at - w.start} ms of a ${w.budget} ms budget (${w.outcome})` });
+  }
+  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs));
+  return report;
+}
+
+/** Two writer waits a worker makes one after the other leave a gap of its pause between turns (sections.ts: up to 30 ms) and a busy loop's delay. */
+const SLACK = 250;
+
+/** Read-write locks: a stretch covered by writer waits that timed out on one name, with no writer getting in, longer than `starvedAfterMs`. */
+function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfterMs: number): Violation[] {
+  const out: Violation[] = [];
+  const writes = waits.filter((w) => w.kind === ('write' satisfies WaitKind));
+  for (const name of new Set(writes.map((w) => w.lock))) {
+    const mine = writes.filter((w) => w.lock === name);
+    const held = mine.filter((w) => w.outcome === 'held').map((w) => w.at);
+    report.writers.held += held.length;
+    const timedOut = mine.filter((w) => w.outcome === 'timeout');
+    report.writers.timedOut += timedOut.length;
+    let from: number | undefined;
+    let to = -Infinity;
+    let count = 0;
+    const close = () => {
+      if (from !== undefined && to - from > starvedAfterMs) {
+        out.push({ kind: 'wait', lock: name, message: `from ${from} to ${to} (${to - from} ms) ${count} writer waits for ${name} timed out one after another and no writer got in (writer starvation)` });
+      }
+    };
+    for (const w of timedOut) {
+      // A stretch ends at a gap in the waits, or where a writer got in.
+      if (from === undefined || w.start > to + SLACK || held.some((at) => at > from! && at < w.at)) {
+        close();
+        from = w.start;
+        to = w.at;
+        count = 1;
+      } else {
+        to = Math.max(to, w.at);
+        count++;
+      }
+    }
+    close();
+  }
+  return out;
+}
+
+export function formatWaitReport(r: WaitReport): string {
+  const outcomes = Object.entries(r.byOutcome).map(([k, v]) => `${k} ${v}`).join(', ');
+  const writers = r.writers.held + r.writers.timedOut > 0 ? `; writers held ${r.writers.held}, timed out ${r.writers.timedOut}` : '';
+  return `waits: ${r.waits} (${outcomes})${writers}; worst past its budget: ${r.worstOverBudgetMs} ms${r.worst ? ` (${r.worst})` : ''}; violations: ${r.violations.length}`;
+}
