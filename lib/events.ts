@@ -81,6 +81,21 @@ export interface LostEvent {
 }
 
 /**
+ * Payload of `revokeRequested`: someone asked this hold to let go (requestRelease). The
+ * hold is still held; its signal aborted with `error` and the holder unlocks when ready.
+ */
+export interface RevokeRequestedEvent {
+  /** The lock's name. */
+  name: string;
+  /** The owner that was asked. */
+  owner: string;
+  /** Which primitive: lock, fair, ... (see LockKind). */
+  kind: LockKind;
+  /** The {@link LockRevokedError} the hold's signal aborted with. */
+  error: Error;
+}
+
+/**
  * Events of a {@link LockClient} (every lock) and of a {@link Lock} handle (its name
  * only; no `error`). Payloads are built only when someone listens. A listener that
  * throws breaks nothing: its error goes to the client's `error` event.
@@ -104,6 +119,8 @@ export interface LockEvents {
   acquireFailed: (event: AcquireFailedEvent) => void;
   /** A hold is no longer ours: expired, taken, deleted, or no longer granted by a majority. */
   lost: (event: LostEvent) => void;
+  /** Someone asked a hold to let go (requestRelease); it is still held until unlocked. */
+  revokeRequested: (event: RevokeRequestedEvent) => void;
 }
 
 /** Events of a {@link LockClient}: every lock's {@link LockEvents}, and `error`. */

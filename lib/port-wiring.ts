@@ -44,6 +44,7 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     reLease: (holds, lease) => reLease(engine, holds, lease),
     // A call that could not reach Redis rejects with LockUnavailableError, as a wait does.
     forceUnlock: (keys, primitive) => reached(keys, (n) => `force-unlock ${n}`, engine.forceUnlock(keys, primitive)),
+    requestRelease: (keys, primitive) => reached(keys, (n) => `request-release ${n}`, engine.requestRelease(keys, primitive)),
     isLocked: (keys) => reached(keys, (n) => `tell whether ${n} is locked`, store.isLocked(keys, queryTimeout)),
     holdCount: (keys, owner) => reached(keys, (n) => `read the hold count of ${n}`, store.holdCount(keys, owner, queryTimeout)),
     pttl: (keys) => reached(keys, (n) => `read the TTL of ${n}`, store.pttl(keys, queryTimeout)),

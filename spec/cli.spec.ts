@@ -226,7 +226,8 @@ describe('arguments', () => {
     expect(parseCommandLine(['status', 'jobs'], {})).toMatchObject({ kind: 'status', options: { json: false } });
     expect(parseCommandLine(['ls'], {})).toMatchObject({ kind: 'ls', options: { pattern: '*', json: false } });
     expect(parseCommandLine(['ls', 'order:*', '--json', '--prefix', 'app:'], {})).toMatchObject({ kind: 'ls', options: { pattern: 'order:*', json: true, prefix: 'app:' } });
-    expect(parseCommandLine(['release', '--force', 'jobs'], {})).toMatchObject({ kind: 'release', options: { name: 'jobs' } });
+    expect(parseCommandLine(['release', '--force', 'jobs'], {})).toMatchObject({ kind: 'release', options: { name: 'jobs', force: true } });
+    expect(parseCommandLine(['release', 'jobs'], {})).toMatchObject({ kind: 'release', options: { name: 'jobs', force: false } });
     expect(parseCommandLine(['status', 'jobs', '-h'], {})).toMatchObject({ kind: 'help', text: expect.stringContaining('Usage: holdfast status') });
     expect(parseCommandLine(['help', 'ls'], {})).toMatchObject({ kind: 'help', text: expect.stringContaining('Usage: holdfast ls') });
   });
@@ -273,7 +274,6 @@ describe('arguments', () => {
     [['status', 'a', '--force'], /unknown option '--force'/],
     [['ls', 'a*', 'b*'], /takes one pattern/],
     [['ls', ''], /pattern must not be empty/],
-    [['release', 'n'], /release needs --force/],
     [['release', '--force'], /missing lock name: holdfast release <name>/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
@@ -311,7 +311,7 @@ describe('arguments', () => {
     const exec = holdfast(['exec', 'whatever', '--help']);
     const others = ['status', 'ls', 'release'].map((c) => holdfast(['help', c]));
     expect((await main.result()).code).toBe(0);
-    for (const usage of ['holdfast exec <name> [options] -- <command>', 'holdfast status <name>', 'holdfast ls [<pattern>]', 'holdfast release <name> --force']) {
+    for (const usage of ['holdfast exec <name> [options] -- <command>', 'holdfast status <name>', 'holdfast ls [<pattern>]', 'holdfast release <name> [--force]']) {
       expect(main.stdout).toContain(usage);
     }
     expect((await exec.result()).code).toBe(0);
@@ -908,9 +908,6 @@ describe('status, ls, release', () => {
     const lock = client(redis, { watchdogTimeout: 600 }).getLock(lockName);
     const lost = nextEvent<{ reason: string }>(lock, 'lost', 10_000);
     await lock.lock();
-    const refused = holdfast(['release', lockName]);
-    expect((await refused.result()).code).toBe(EXIT_USAGE);
-    expect(await redis.exists(key(lockName))).toBe(1);
     const cli = holdfast(['release', lockName, '--force']);
     expect((await cli.result()).code).toBe(0);
     expect(cli.stdout).toBe(`released '${lockName}', held by ${os.hostname()} pid ${process.pid}\n`);
@@ -919,6 +916,56 @@ describe('status, ls, release', () => {
     const again = holdfast(['release', lockName, '--force']);
     expect((await again.result()).code).toBe(0);
     expect(again.stdout).toBe(`'${lockName}' was not locked: nothing to release\n`);
+  });
+
+  it('release without --force asks the holder to let go and deletes nothing; on a free lock it says so', async () => {
+    const lockName = name();
+    const lock = client(redis).getLock(lockName);
+    const asked = nextEvent<{ name: string }>(lock, 'revokeRequested', 5_000);
+    await lock.lock();
+    // The holder listens once its client's holder channel is subscribed (without delaying lock()).
+    const owner = (await lock.inspect()).holders[0]!.owner;
+    const channel = `holdfast:holders:${owner.slice(0, owner.lastIndexOf(':') + 1)}`;
+    await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]) === 1, { timeout: 2_000, message: 'holder channel subscribed' });
+    const cli = holdfast(['release', lockName]);
+    expect((await cli.result()).code).toBe(0);
+    expect(cli.stdout).toBe(`asked 1 hold of '${lockName}' to let go\n`);
+    expect((await asked).name).toBe(lockName);
+    expect(await redis.exists(key(lockName))).toBe(1);
+    expect(await lock.isHeldByCurrentScope()).toBe(true);
+    await lock.unlock();
+    const again = holdfast(['release', lockName]);
+    expect((await again.result()).code).toBe(0);
+    expect(again.stdout).toBe(`'${lockName}' is not held: nobody to ask\n`);
+  });
+
+  it('release without --force on a lock held by holdfast exec: SIGTERM to the command, the exec exits with its status, the lock is free', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    const exec = holdfast(['exec', lockName, '--', ...command(file)]);
+    await exec.output(/ready/);
+    const release = holdfast(['release', lockName]);
+    expect((await release.result()).code).toBe(0);
+    expect(release.stdout).toBe(`asked 1 hold of '${lockName}' to let go\n`);
+    // The command exits 42 on SIGTERM: its status, not 70 (nothing was lost).
+    expect((await exec.result()).code).toBe(42);
+    expect(read(file)).toBe('SIGTERM\n');
+    expect(await redis.exists(key(lockName))).toBe(0);
+  });
+
+  it('release --force reaches holdfast exec at once: its command gets SIGTERM within 100 ms, not at the next renewal', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    // The default 30 s lease: a renewal would find the key gone only seconds later.
+    const exec = holdfast(['exec', lockName, '--', ...command(file)]);
+    await exec.output(/ready/);
+    const release = holdfast(['release', lockName, '--force']);
+    expect((await release.result()).code).toBe(0);
+    // Measured from the release's exit, which comes after its delete (and its client's close).
+    const released = performance.now();
+    await waitFor(() => fs.existsSync(file) && read(file) === 'SIGTERM\n', { timeout: 100, interval: 2, message: 'SIGTERM after release --force' });
+    expect(performance.now() - released).toBeLessThan(100);
+    expect((await exec.result()).code).toBe(EXIT_LOCK_LOST);
   });
 
   it('release --force on a lock held by holdfast exec: the exec stops its command and exits 70', async () => {

@@ -42,6 +42,8 @@ export interface LsOptions extends ConnectOptions {
 
 export interface ReleaseOptions extends ConnectOptions {
   name: string;
+  /** Delete the lock (forceUnlock); without it, ask its holders to let go (requestRelease). */
+  force: boolean;
 }
 
 export type Parsed =
@@ -132,10 +134,7 @@ function lsPattern(flags: Flags): string {
 
 function releaseOptions(flags: Flags, env: NodeJS.ProcessEnv): ReleaseOptions {
   const name = lockName('release', flags);
-  if (!has(flags, 'force')) {
-    throw new UsageError(`release needs --force: it deletes '${name}' whoever holds it, and the holder loses it (holdfast exec stops its command)`);
-  }
-  return { ...readConnectOptions(flags, env), name };
+  return { ...readConnectOptions(flags, env), name, force: has(flags, 'force') };
 }
 
 /** The arguments after `exec`: options and the lock name in any order, then -- and the command. */

@@ -3,7 +3,7 @@
 // stopped (SIGTERM, then SIGKILL after the grace, to its whole group) when the lock is
 // lost.
 import { spawn } from 'node:child_process';
-import type { LockLostError } from '../index.js';
+import type { LockLostError, LockRevokedError } from '../index.js';
 import { EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND, signalStatus } from './exit-codes.js';
 import type { Log } from './io.js';
 import { guardCommand } from './last-resort.js';
@@ -21,8 +21,8 @@ export interface CommandSpec {
 /**
  * Resolves with the command's status (128+N when it died of signal N, 127/126 when it
  * could not be run); never rejects, and never before the command has exited. While it
- * runs, `router` passes signals on to it, and `lost` aborting (with a LockLostError)
- * stops it. The status is the command's own even after a loss: the caller decides what
+ * runs, `router` passes signals on to it, and `lost` aborting (with a LockLostError, or
+ * a LockRevokedError: the holder was asked to let go) stops it. The status is the command's own even after a loss: the caller decides what
  * a loss means.
  */
 export function runCommand(spec: CommandSpec, lost: AbortSignal, router: SignalRouter, log: Log): Promise<number> {
@@ -60,7 +60,7 @@ export function runCommand(spec: CommandSpec, lost: AbortSignal, router: SignalR
 
     function onLost(): void {
       if (!running || pid === undefined) return;
-      const error = lost.reason as LockLostError;
+      const error = lost.reason as LockLostError | LockRevokedError;
       log.say(`${error.message} (reason: ${error.reason}); stopping the command (pid ${pid}): SIGTERM now, SIGKILL in ${spec.grace} ms`);
       signalGroup(pid, 'SIGTERM');
       signalGroup(pid, 'SIGCONT'); // a command stopped by Ctrl-Z gets the SIGTERM now

@@ -89,8 +89,11 @@ async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRoute
   // The loss that counts is one before the command ended: after that, it ran under the lock.
   let lostInTime: LockLostError | undefined;
   try {
-    status = held.signal.aborted ? EXIT_LOCK_LOST : await runUnlessInterrupted(held, o, router, log);
-    lostInTime = held.signal.aborted ? (held.signal.reason as LockLostError) : undefined;
+    // A request to let go (LockRevokedError) also stops the command, but nothing was lost:
+    // the status stays the command's.
+    const lossOf = () => (held.signal.reason instanceof LockLostError ? held.signal.reason : undefined);
+    status = lossOf() ? EXIT_LOCK_LOST : await runUnlessInterrupted(held, o, router, log);
+    lostInTime = lossOf();
   } finally {
     // After a loss release() rejects with the LockLostError at once and touches nothing
     // in Redis (the key may be someone else's by now).

@@ -39,8 +39,8 @@ Usage:
                             who holds <name>, its TTL, its last fencing token
   holdfast ls [<pattern>] [--json]
                             the locks held now (names matching <pattern>)
-  holdfast release <name> --force
-                            delete <name> whoever holds it
+  holdfast release <name> [--force]
+                            ask the holders of <name> to let go; --force: delete it
   holdfast help <command> | <command> --help
                             the options and exit statuses of <command>
   holdfast --help | --version
@@ -127,6 +127,11 @@ Under systemd, set KillMode=mixed so that only holdfast gets the SIGTERM.
 The command has no controlling terminal: a program that opens /dev/tty (ssh or
 sudo asking for a password) cannot.
 
+Asked to let go (holdfast release <name>, lock.requestRelease()): holdfast sends
+SIGTERM to the command's group, then SIGKILL after --grace, releases the lock
+when the command has exited, and exits with the command's status (nothing was
+lost). A holder running a holdfast version without this is not asked.
+
 Losing the lock: if renewing fails until the lease ends (Redis unreachable), or
 the key is deleted or taken (holdfast release --force), holdfast reports it on
 stderr, sends SIGTERM to the command's group, then SIGKILL after --grace, and
@@ -197,16 +202,22 @@ ${PASSWORD}
 ${ADMIN_STATUS}
 `;
 
-export const RELEASE_HELP = `Usage: holdfast release <name> --force [options]
+export const RELEASE_HELP = `Usage: holdfast release <name> [--force] [options]
 
-Deletes the lock <name> whoever holds it (lock.forceUnlock()), and says whether
-there was one and who held it. The holder loses the lock: a holdfast exec
-holding it stops its command and exits ${EXIT_LOCK_LOST}. For a lock left by a holder
-that is stuck, or to take over by hand; a lock whose holder died expires by
-itself one lease after its last renewal.
+Without --force, asks every holder of the lock <name> to let go
+(lock.requestRelease()) and says how many holds were asked; nothing is deleted.
+A holdfast exec holding it sends SIGTERM to its command, releases the lock when
+the command exits and exits with its status. A holder running a holdfast version
+without this is not asked.
+
+With --force, deletes the lock whoever holds it (lock.forceUnlock()), and says
+whether there was one and who held it. The holder hears it at once when
+reachable and loses the lock: a holdfast exec holding it stops its command and
+exits ${EXIT_LOCK_LOST}. For a lock left by a holder that is stuck, or to take over by
+hand; a lock whose holder died expires by itself one lease after its last renewal.
 
 Options:
-  --force         Required: release deletes another owner's lock.
+  --force         Delete the lock instead of asking its holders.
 ${CONNECTION_OPTIONS}
   -h, --help      This text.
 ${DURATIONS}

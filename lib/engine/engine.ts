@@ -7,6 +7,7 @@ import type { Watchdog } from '../watchdog/watchdog.js';
 import { backoff, pause } from './backoff.js';
 import { rejectedOutcome, type EventHub } from './event-hub.js';
 import { Hold, type HoldListener } from './hold.js';
+import { HolderChannel } from './holder-channel.js';
 import { lateGrant } from './late-grant.js';
 import { HoldRegistry } from './registry.js';
 import { releaseHold } from './release.js';
@@ -37,6 +38,8 @@ export class Engine implements WaitHost, HoldListener {
   readonly rejectingWaits = new Promise<void>((resolve) => (this.startRejecting = resolve));
   /** Waits begun while a probe was attached (followedWait): only these report to probes. */
   private readonly followed = new Set<AcquireRequest>();
+  /** Where requestRelease and forceUnlock reach this client's holds (subscribed on the first hold). */
+  private readonly holderChannel: HolderChannel;
 
   constructor(
     readonly store: Store,
@@ -45,6 +48,7 @@ export class Engine implements WaitHost, HoldListener {
     readonly settings: EngineSettings,
   ) {
     this.waits = new Waits(this, settings.watchdogTimeout);
+    this.holderChannel = new HolderChannel(store, (verb, owner, id) => this.noticed(verb, owner, id));
   }
 
   get closed(): boolean {
@@ -184,6 +188,32 @@ export class Engine implements WaitHost, HoldListener {
     return releaseHold(this, hold);
   }
 
+  /** Asks every holder of the lock to let go (their holds' signals abort); the owners asked. */
+  async requestRelease(keys: LockKeys, primitive?: Primitive): Promise<number> {
+    this.assertOpen();
+    const timeout = this.timeoutFor(this.settings.watchdogTimeout);
+    const owners = await (primitive?.requestRelease ? primitive.requestRelease(this.store, keys, timeout) : this.store.requestRelease(keys, timeout));
+    return owners.length;
+  }
+
+  /**
+   * The holder channel told a hold of this client: asked to let go (`revoke`), or its key
+   * was deleted under it (`deleted`: lost now rather than at its next renewal). A notice
+   * about a hold this client no longer has is stale and ignored.
+   */
+  private noticed(verb: string, owner: string, id: string): void {
+    const hold = this.holds.get(id, owner);
+    if (!hold) return;
+    if (verb === 'deleted') {
+      hold.lose('deleted');
+      return;
+    }
+    if (verb !== 'revoke') return;
+    const error = hold.revoke();
+    const { name } = hold.keys;
+    if (error) this.events.publish('revokeRequested', name, () => ({ name, owner, kind: hold.primitive.kind, error }));
+  }
+
   /** Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */
   async forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean> {
     this.assertOpen();
@@ -233,6 +263,7 @@ export class Engine implements WaitHost, HoldListener {
     }
     const hold = new Hold(keys, owner, granted.token, request.lease, request.renewed, granted.validUntil, request.primitive, this);
     this.holds.add(hold);
+    this.holderChannel.watch(owner);
     this.watchdog.track(hold);
     // Guarded here too: the payload closure is not even made on the hot path.
     if (this.events.active('acquired', keys.name)) this.events.publish('acquired', keys.name, () => ({ name: keys.name, owner, kind: request.primitive.kind, token: granted.token, waitedMs: now() - request.start }));

@@ -17,6 +17,7 @@ const channels: { readonly [E in keyof ClientEvents]: Channel } = {
   renewalFailed: channel('holdfast:renewalFailed'),
   acquireFailed: channel('holdfast:acquireFailed'),
   lost: channel('holdfast:lost'),
+  revokeRequested: channel('holdfast:revokeRequested'),
   error: channel('holdfast:error'),
 };
 

@@ -1,4 +1,5 @@
 import { LockLostError, type LossReason } from '../errors/LockLostError.js';
+import { LockRevokedError } from '../errors/LockRevokedError.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { LockKeys } from '../store/types.js';
 
@@ -33,6 +34,8 @@ export class Hold {
   private stateNow: HoldState = 'held';
   private levels = 1;
   private lossError: LockLostError | undefined;
+  /** Asked to let go while held (requestRelease): the signal's reason, the hold stays held. */
+  private revokeError: LockRevokedError | undefined;
   private controller: AbortController | undefined;
   /** No renewal succeeded by then: the lease may have ended, so the hold counts as lost. */
   private deadline: number;
@@ -97,11 +100,27 @@ export class Hold {
     return this.live ? this.levels : 0;
   }
 
-  /** Aborted with a LockLostError when the hold is lost; created on first use. */
+  /**
+   * Aborted with a LockRevokedError when the hold is asked to let go, or a LockLostError
+   * when it is lost, whichever comes first; created on first use.
+   */
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
-    if (this.lossError && !this.controller.signal.aborted) this.controller.abort(this.lossError);
+    // A revoke is only ever recorded while held, so before any loss: it came first.
+    const reason = this.revokeError ?? this.lossError;
+    if (reason && !this.controller.signal.aborted) this.controller.abort(reason);
     return this.controller.signal;
+  }
+
+  /**
+   * Asked to let go (requestRelease): the signal aborts, the hold stays held until the
+   * holder unlocks. Returns the error the first time, undefined if not held or asked before.
+   */
+  revoke(): LockRevokedError | undefined {
+    if (this.stateNow !== 'held' || this.revokeError) return undefined;
+    this.revokeError = new LockRevokedError(this.keys.name, this.owner);
+    this.controller?.abort(this.revokeError);
+    return this.revokeError;
   }
 
   /** A renewal (or a reentry) moved the deadline; never moves it back. */

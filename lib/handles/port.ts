@@ -34,6 +34,8 @@ export interface LockPort {
   reLease(holds: readonly Hold[], lease: number): Promise<ReLeased[]>;
   /** `primitive`: whose forceUnlock deletes the holds (absent: the lock hash's). */
   forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean>;
+  /** `primitive`: whose requestRelease asks the holders (absent: the lock hash's). How many holds were asked. */
+  requestRelease(keys: LockKeys, primitive?: Primitive): Promise<number>;
   isLocked(keys: LockKeys): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;

@@ -125,6 +125,24 @@ export interface Lock {
    */
   forceUnlock(): Promise<boolean>;
   /**
+   * Asks every current holder of the lock to let go; deletes nothing. Each hold's signal
+   * aborts with a {@link LockRevokedError} and its handle emits `revokeRequested`; the
+   * holder unlocks when it is ready (a `run()` releases when its function settles).
+   * Idempotent: a holder asked twice hears it once; one that already released is not
+   * there. A holder running a holdfast version without this is not asked.
+   *
+   * @returns how many holds were asked (in quorum mode, distinct holds over the masters).
+   * @throws {@link LockError} when the client is closed: thrown at the call, not as a rejection.
+   * @throws {@link CommandTimeoutError} or the client library's error when Redis does not
+   *   answer; {@link QuorumError} in quorum mode when no master does.
+   * @example
+   * ```ts
+   * const asked = await lock.requestRelease();
+   * log.info(`asked ${asked} holder(s) of ${lock.name} to let go`);
+   * ```
+   */
+  requestRelease(): Promise<number>;
+  /**
    * Whether any owner holds the lock (one read from Redis; a majority's answer in
    * quorum mode).
    *

@@ -42,6 +42,8 @@ export interface Primitive {
   release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
   forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
+  /** Asks its holders to let go, changing nothing; the owners asked. Absent: the lock hash's (store.requestRelease). */
+  requestRelease?(store: Store, keys: LockKeys, timeout: number): Promise<string[]>;
   /**
    * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result
    * per name, every one a grant or none. Absent, or undefined: one name at a time.

@@ -170,6 +170,8 @@ export interface Store {
   release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]>;
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
+  /** Tells every holder of the lock hash to let go (engine/holder-channel.ts); changes nothing. The owners asked. */
+  requestRelease(keys: LockKeys, timeout: number): Promise<string[]>;
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
   pttl(keys: LockKeys, timeout: number): Promise<number>;
@@ -180,9 +182,10 @@ export interface Store {
    * up on, bounded). `undefined` instead of a message: the subscription's connection broke
    * (closed, reconnecting), or it is subscribed again after a break, or its first SUBSCRIBE
    * was confirmed only after it was given up on: messages may have been lost meanwhile.
-   * It resubscribes by itself.
+   * It resubscribes by itself. `plain`: SUBSCRIBE even where the store subscribes sharded
+   * (a channel that scripts of any slot PUBLISH to, such as the client's holder channel).
    */
-  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void>;
+  subscribe(channel: string, listener: (message: string | undefined) => void, plain?: boolean): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
   /**
    * Unsubscribes, on the server, whatever this client is still subscribed to, and takes

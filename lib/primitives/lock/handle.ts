@@ -96,6 +96,11 @@ export class LockHandle implements Lock {
     return this.port.forceUnlock(this.keys, this.primitive);
   }
 
+  async requestRelease(): Promise<number> {
+    this.port.assertOpen();
+    return this.port.requestRelease(this.keys, this.primitive);
+  }
+
   async isLocked(): Promise<boolean> {
     this.port.assertOpen();
     return this.port.isLocked(this.keys);

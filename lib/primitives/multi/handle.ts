@@ -71,6 +71,11 @@ export class MultiLockHandle implements MultiLock {
     return this.every((lock) => lock.forceUnlock(), (existed) => existed.some(Boolean));
   }
 
+  async requestRelease(): Promise<number> {
+    this.port.assertOpen();
+    return this.every((lock) => lock.requestRelease(), (asked) => asked.reduce((a, b) => a + b, 0));
+  }
+
   async isLocked(): Promise<boolean> {
     this.port.assertOpen();
     return this.every((lock) => lock.isLocked(), (locked) => locked.every(Boolean));

@@ -147,6 +147,17 @@ export interface MultiLock {
    */
   forceUnlock(): Promise<boolean>;
   /**
+   * Asks the holders of every name to let go (as {@link Lock.requestRelease} on each);
+   * deletes nothing. A multi-lock's hold is asked once per name it holds.
+   *
+   * @returns how many holds were asked, summed over the names.
+   * @example
+   * ```ts
+   * await both.requestRelease();
+   * ```
+   */
+  requestRelease(): Promise<number>;
+  /**
    * Whether every name is held, by any owners.
    *
    * @throws {@link LockError} when the client is closed.

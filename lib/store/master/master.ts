@@ -180,7 +180,11 @@ export class MasterStore implements Store {
   }
 
   forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
-    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish]), timeout, 'forceUnlock', k.name);
+    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish, releaseScripts.HOLDER_CHANNEL, k.id]), timeout, 'forceUnlock', k.name);
+  }
+
+  requestRelease(k: LockKeys, timeout: number): Promise<string[]> {
+    return withTimeout(releaseScripts.requestRelease.run(this.connection, [k.key], [releaseScripts.HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
   }
 
   async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
@@ -204,8 +208,8 @@ export class MasterStore implements Store {
     await withTimeout(maintain.fenceFloor.run(this.connection, [k.fence], [floor, this.keyRetention]), timeout, 'fence floor', k.name);
   }
 
-  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void> {
-    return this.subscriber.subscribe(channel, listener, 2_000);
+  subscribe(channel: string, listener: (message: string | undefined) => void, plain?: boolean): Promise<void> {
+    return this.subscriber.subscribe(channel, listener, 2_000, plain);
   }
 
   unsubscribe(channel: string): Promise<void> {

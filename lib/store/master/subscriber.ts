@@ -52,6 +52,8 @@ export class Subscriber {
   private readonly queues = new Map<string, Promise<boolean>>();
   /** Channels the server confirmed and that were not unsubscribed since. */
   private readonly live = new Set<string>();
+  /** Channels subscribed with plain SUBSCRIBE even on a sharded connection (see subscribe). */
+  private readonly plain = new Set<string>();
   private closing = false;
   private closed = false;
   /** The connection broke and is not back yet: listeners were told once. */
@@ -66,9 +68,12 @@ export class Subscriber {
 
   /**
    * Resolves once subscribed, or after `timeout` (waiters then go on without it, and
-   * the listener hears undefined once it is subscribed after all).
+   * the listener hears undefined once it is subscribed after all). `plain`: SUBSCRIBE, not
+   * SSUBSCRIBE, on a sharded connection: for a channel that scripts on keys of any slot
+   * PUBLISH to (a script may SPUBLISH only to a channel of its own keys' slot).
    */
-  subscribe(channel: string, listener: Listener, timeout: number): Promise<void> {
+  subscribe(channel: string, listener: Listener, timeout: number, plain = false): Promise<void> {
+    if (plain) this.plain.add(channel);
     return this.trySubscribe(channel, listener, timeout, false);
   }
 
@@ -187,7 +192,7 @@ export class Subscriber {
   }
 
   private async command(c: PubSubPort, verb: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
-    if (this.sharded) {
+    if (this.sharded && !this.plain.has(channel)) {
       try {
         await c[verb](channel, true);
         return;

@@ -282,6 +282,13 @@ export class QuorumStore implements Store {
     return replies.some((r) => r.ok && r.value);
   }
 
+  /** Asks on every master that answers; the distinct owners asked (one hold is on several masters). */
+  async requestRelease(k: LockKeys, timeout: number): Promise<string[]> {
+    const replies = await Promise.all(this.all((m) => m.requestRelease(k, timeout)));
+    if (replies.every((r) => !r.ok)) throw new QuorumError(k.name, 'requestRelease', this.quorum, errorVotes(replies));
+    return [...new Set(replies.flatMap((r) => (r.ok ? r.value : [])))];
+  }
+
   async isLocked(k: LockKeys, timeout: number): Promise<boolean> {
     return majorityValue(await Promise.all(this.all((m) => m.isLocked(k, timeout).then(Number))), this.quorum, k.name, 'check') === 1;
   }
@@ -299,10 +306,10 @@ export class QuorumStore implements Store {
   }
 
   /** Subscribes on every master; resolves once a majority is (see subscribeMajority). */
-  subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void> {
+  subscribe(channel: string, listener: (message: string | undefined) => void, plain?: boolean): Promise<void> {
     const givenBack = new Set<number>();
     this.givenBack.set(channel, givenBack);
-    return subscribeMajority(this.masters, this.quorum, channel, listener, givenBack);
+    return subscribeMajority(this.masters, this.quorum, channel, listener, givenBack, plain);
   }
 
   async unsubscribe(channel: string): Promise<void> {

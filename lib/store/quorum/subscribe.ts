@@ -7,7 +7,7 @@ import type { MasterStore as Master } from '../master/master.js';
  * the masters in `muted` are dropped (QuorumStore.givenBack: our own give-backs there);
  * a master's undefined (its subscription broke or came back) always goes through.
  */
-export function subscribeMajority(masters: readonly Master[], quorum: number, channel: string, listener: (message: string | undefined) => void, muted: ReadonlySet<number>): Promise<void> {
+export function subscribeMajority(masters: readonly Master[], quorum: number, channel: string, listener: (message: string | undefined) => void, muted: ReadonlySet<number>, plain?: boolean): Promise<void> {
   return new Promise((resolve) => {
     let done = 0;
     const settled = () => {
@@ -18,7 +18,7 @@ export function subscribeMajority(masters: readonly Master[], quorum: number, ch
       // waiter's retries (its subscriber keeps trying on its own).
       const down = m.down;
       // A break (undefined) is passed on from every master: only messages are muted.
-      void m.subscribe(channel, (message) => (message !== undefined && muted.has(i)) || listener(message)).then(() => down || settled());
+      void m.subscribe(channel, (message) => (message !== undefined && muted.has(i)) || listener(message), plain).then(() => down || settled());
       if (down) settled();
     }
   });

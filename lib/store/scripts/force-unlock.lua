@@ -1,6 +1,9 @@
--- Delete the lock whoever holds it and wake the waiters. The fencing counter stays.
--- KEYS[1] lock hash; ARGV[1] channel, ARGV[2] 'publish' or 'spublish'.
+-- Delete the lock whoever holds it, tell its holders (their holds are lost at once, not
+-- at their next renewal) and wake the waiters. The fencing counter stays.
+-- KEYS[1] lock hash; ARGV[1] channel, ARGV[2] 'publish' or 'spublish', ARGV[3] holder
+-- channel prefix, ARGV[4] the hold's id in clients.
 -- Returns 1 when a lock was deleted, 0 when there was none.
+tellHolders(KEYS[1], ARGV[3], 'deleted', ARGV[4])
 if redis.call('del', KEYS[1]) == 1 then
   notify(ARGV[1], 'released', ARGV[2])
   return 1

@@ -38,5 +38,14 @@ export function releaseArgs(owner: string, held: number, publish: PublishVerb): 
   return held === 1 ? [owner] : [owner, held];
 }
 
-/** force-unlock.lua: KEYS lock; ARGV channel, publish verb. True when a lock was deleted. */
-export const forceUnlock = new Script<[channel: string, publish: PublishVerb], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);
+/**
+ * Where a client's holds hear requestRelease and forceUnlock (scripts/_holders.lua): this,
+ * then the client part of its owner ids (`host:pid:clientId:`).
+ */
+export const HOLDER_CHANNEL = 'holdfast:holders:';
+
+/** force-unlock.lua: KEYS lock; ARGV channel, publish verb, holder channel prefix, hold id. True when a lock was deleted. */
+export const forceUnlock = new Script<[channel: string, publish: PublishVerb, holders: string, id: string], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);
+
+/** request-release.lua: KEYS lock; ARGV holder channel prefix, hold id. The owners asked. */
+export const requestRelease = new Script<[holders: string, id: string], string[]>('request-release', sources.requestRelease, (raw) => (raw as unknown[]).map(String));

@@ -28,7 +28,7 @@ import * as scripts from './memory-scripts';
 
 export { MemoryRedis } from './memory-redis';
 
-export type Op = 'acquire' | 'release' | 'queue.acquire' | 'queue.release' | 'queue.leave' | 'renew' | 'forceUnlock' | 'isLocked' | 'holdCount' | 'pttl' | 'inspect' | 'subscribe' | 'unsubscribe';
+export type Op = 'acquire' | 'release' | 'queue.acquire' | 'queue.release' | 'queue.leave' | 'renew' | 'forceUnlock' | 'requestRelease' | 'isLocked' | 'holdCount' | 'pttl' | 'inspect' | 'subscribe' | 'unsubscribe';
 
 /** One call this client made: when it was sent and answered (ms on the clock), and about whom. */
 export interface Call {
@@ -187,6 +187,11 @@ export class MemoryStore implements Store, Subscriber {
 
   forceUnlock(k: LockKeys, _timeout: number): Promise<boolean> {
     return this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, k.channel));
+  }
+
+  /** The holders, not told: the engine's holder channel is exercised against real servers. */
+  requestRelease(k: LockKeys, _timeout: number): Promise<string[]> {
+    return this.call('requestRelease', {}, () => this.redis.hgetall(k.key).map(([owner]) => owner));
   }
 
   isLocked(k: LockKeys, _timeout: number): Promise<boolean> {
