@@ -8,10 +8,12 @@ import { LockError } from './LockError.js';
  *
  * @example
  * ```ts
- * await lock.run(async (signal) => {
- *   for (const item of batch) {
+ * import { LockRevokedError } from 'holdfast';
+ *
+ * await lock.run(async ({ signal }) => {
+ *   for (const entry of ['a', 'b', 'c']) {
  *     if (signal.aborted && signal.reason instanceof LockRevokedError) break; // asked to let go
- *     await handle(item);
+ *     await ledger.write(entry, 1);
  *   }
  * });
  * ```

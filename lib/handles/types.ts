@@ -138,7 +138,7 @@ export interface Lock {
    * @example
    * ```ts
    * const asked = await lock.requestRelease();
-   * log.info(`asked ${asked} holder(s) of ${lock.name} to let go`);
+   * console.log(`asked ${asked} holder(s) of ${lock.name} to let go`);
    * ```
    */
   requestRelease(): Promise<number>;

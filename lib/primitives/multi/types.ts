@@ -153,7 +153,8 @@ export interface MultiLock {
    * @returns how many holds were asked, summed over the names.
    * @example
    * ```ts
-   * await both.requestRelease();
+   * const both = locks.getMultiLock(['account:1', 'account:2']);
+   * console.log(`asked ${await both.requestRelease()} holds to let go`);
    * ```
    */
   requestRelease(): Promise<number>;

@@ -156,7 +156,7 @@ export class Subscriber {
     this.connection?.close();
     this.connection = undefined;
     process.emitWarning(
-      `the Redis server refused SUBSCRIBE (${error instanceof Error ? error.message : String(error)}): waits ask again every ${POLL_INTERVAL} ms instead of being woken by releases. (Once per client and master.)`,
+      `the Redis server refused SUBSCRIBE (${error instanceof Error ? error.message : String(error)}): waits ask again every ${POLL_INTERVAL} ms instead of being woken by releases, and holders do not hear requests to let go. (Once per client and master.)`,
       { type: 'HoldfastWarning', code: 'HOLDFAST_NO_PUBSUB' },
     );
     this.polled();
