@@ -371,7 +371,7 @@ describe('a wait whose subscription broke', () => {
     // waiter's, nor the holder's holder channel) can be back before it (node-redis and
     // GLIDE reconnect at once after a break).
     const connected = Number(/connected_clients:(\d+)/.exec(await admin.info('clients'))?.[1]);
-    const subscribers = String(await admin.client('LIST', 'TYPE', 'pubsub')).split('\n').filter((line) => line.trim() !== '').length;
+    const subscribers = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').filter((line) => line.trim() !== '').length;
     await admin.config('SET', 'maxclients', String(connected - subscribers));
     let released: number;
     try {
