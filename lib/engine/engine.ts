@@ -48,7 +48,7 @@ export class Engine implements WaitHost, HoldListener {
     readonly settings: EngineSettings,
   ) {
     this.waits = new Waits(this, settings.watchdogTimeout);
-    this.holderChannel = new HolderChannel(store, (verb, owner, id) => this.noticed(verb, owner, id));
+    this.holderChannel = new HolderChannel(store, this.holds, events);
   }
 
   get closed(): boolean {
@@ -194,24 +194,6 @@ export class Engine implements WaitHost, HoldListener {
     const timeout = this.timeoutFor(this.settings.watchdogTimeout);
     const owners = await (primitive?.requestRelease ? primitive.requestRelease(this.store, keys, timeout) : this.store.requestRelease(keys, timeout));
     return owners.length;
-  }
-
-  /**
-   * The holder channel told a hold of this client: asked to let go (`revoke`), or its key
-   * was deleted under it (`deleted`: lost now rather than at its next renewal). A notice
-   * about a hold this client no longer has is stale and ignored.
-   */
-  private noticed(verb: string, owner: string, id: string): void {
-    const hold = this.holds.get(id, owner);
-    if (!hold) return;
-    if (verb === 'deleted') {
-      hold.lose('deleted');
-      return;
-    }
-    if (verb !== 'revoke') return;
-    const error = hold.revoke();
-    const { name } = hold.keys;
-    if (error) this.events.publish('revokeRequested', name, () => ({ name, owner, kind: hold.primitive.kind, error }));
   }
 
   /** Deletes the lock whoever holds it; local holds of it are lost ('deleted'). */

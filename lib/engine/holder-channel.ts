@@ -1,8 +1,7 @@
 import { HOLDER_CHANNEL } from '../store/scripts/release.js';
 import type { Store } from '../store/types.js';
-
-/** What the channel says about one hold: `revoke` (asked to let go) or `deleted` (forceUnlock). */
-export type HolderNotice = (verb: string, owner: string, id: string) => void;
+import type { EventHub } from './event-hub.js';
+import type { HoldRegistry } from './registry.js';
 
 /**
  * The client's holder channel (store/scripts/_holders.lua): requestRelease asks its holds
@@ -17,7 +16,8 @@ export class HolderChannel {
 
   constructor(
     private readonly store: Store,
-    private readonly notice: HolderNotice,
+    private readonly holds: HoldRegistry,
+    private readonly events: EventHub,
   ) {}
 
   /** The client holds something now (`owner`, one of its owner ids): listen, once. */
@@ -34,6 +34,24 @@ export class HolderChannel {
     const a = message.indexOf(' ');
     const b = message.indexOf(' ', a + 1);
     if (a < 0 || b < 0) return;
-    this.notice(message.slice(0, a), message.slice(a + 1, b), message.slice(b + 1));
+    this.noticed(message.slice(0, a), message.slice(a + 1, b), message.slice(b + 1));
+  }
+
+  /**
+   * A hold of this client was asked to let go (`revoke`), or its key was deleted under it
+   * (`deleted`: lost now rather than at its next renewal). A notice about a hold this
+   * client no longer has is stale and ignored.
+   */
+  private noticed(verb: string, owner: string, id: string): void {
+    const hold = this.holds.get(id, owner);
+    if (!hold) return;
+    if (verb === 'deleted') {
+      hold.lose('deleted');
+      return;
+    }
+    if (verb !== 'revoke') return;
+    const error = hold.revoke();
+    const { name } = hold.keys;
+    if (error) this.events.publish('revokeRequested', name, () => ({ name, owner, kind: hold.primitive.kind, error }));
   }
 }
