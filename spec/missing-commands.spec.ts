@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { LockClient, LockError, type Connection } from '../lib';
 import { startServer, type RedisServer } from './kit/servers';
 import { closeConnection, lockConnection } from './helpers/clients';
-import { withTimeout } from './helpers/wait';
+import { waitFor, withTimeout } from './helpers/wait';
 
 // Servers that lack a command (DESIGN "Servers that lack a command"): managed services
 // and proxies disable WAIT or pub/sub. redis-server runs here with those commands
@@ -86,8 +86,9 @@ describe('a server without pub/sub (SUBSCRIBE, SSUBSCRIBE, PSUBSCRIBE)', () => {
     await held.lock();
     await fair.lock();
     const waiting = [b.getLock('job').lock(), b.getFairLock('job:fair').lock()];
-    // Both waits have tried, found no pub/sub and fallen back to polling before the releases.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Both clients have found no pub/sub (the holder at its first hold, the waiter at its
+    // waits' first refusal) and fallen back to polling before the releases.
+    await waitFor(() => warnings.filter((w) => (w as { code?: string }).code === 'HOLDFAST_NO_PUBSUB').length === 2, { timeout: 2_000, message: 'both clients polling' });
     const start = performance.now();
     await held.unlock();
     await fair.unlock();
