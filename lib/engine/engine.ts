@@ -230,6 +230,10 @@ export class Engine implements WaitHost, HoldListener {
     return this.holds.heldByOther(key, owner);
   }
 
+  releasing(key: string): boolean {
+    return this.holds.releasing(key);
+  }
+
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
     const late = lateGrant(request, granted);

@@ -14,6 +14,8 @@ export interface Wait {
   out?: Promise<unknown>;
   /** Its leave was sent. */
   left: boolean;
+  /** It sleeps until this client's unlock of its key has ended (see Waits.wait). */
+  behindRelease?: boolean;
   /** The token of a grant a release made to this wait, from its message (or this client's release reply), not yet taken up. */
   granted?: number;
   /** What dates that grant against the wait's last refusal when it is not its token (a read-write lock's stamp). */
@@ -65,6 +67,11 @@ export class KeyWatches {
   /** The first in the key's line (waits 'client'). */
   first(keyId: string): Wait | undefined {
     return this.watches.get(keyId)?.line[0];
+  }
+
+  /** Wakes the waits of the key that wait for this client's unlock of it, or hold a grant that came meanwhile. */
+  wakeBehindRelease(keyId: string): void {
+    for (const waits of this.watches.get(keyId)?.owners.values() ?? []) for (const wait of waits) if (wait.behindRelease || wait.granted !== undefined) wait.bell.wake();
   }
 
   /** Wakes every wait (the client is closing) and ends every linger. */

@@ -33,6 +33,12 @@ export class HoldRegistry {
     return false;
   }
 
+  /** A hold on key whose last unlock is on its way to Redis. */
+  releasing(key: string): boolean {
+    for (const hold of this.of(key)) if (hold.state === 'releasing') return true;
+    return false;
+  }
+
   add(hold: Hold): void {
     const key = hold.keys.id;
     const entry = this.byKey.get(key);

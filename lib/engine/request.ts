@@ -34,6 +34,8 @@ export interface WaitHost {
   levelsOf(key: string, owner: string): number;
   /** A live hold on key by another owner of this client. */
   heldByOther(key: string, owner: string): boolean;
+  /** This client's last unlock of a hold on key is on its way; the hold's end calls Waits.freed(key). */
+  releasing(key: string): boolean;
   /**
    * Makes a grant a hold: a new one, or a reentry of the owner's. Throws (having given
    * the grant back) when the grant's lease ran out before it was read (late-grant.ts).

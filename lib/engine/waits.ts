@@ -77,10 +77,14 @@ export class Waits {
     this.watches.wakeAll();
   }
 
-  /** A hold on the key ended in this client (or a grant was given back): the first in its line asks now. */
+  /**
+   * A hold on the key ended in this client (or a grant was given back): the first in its
+   * line asks now, and the waits held back by this client's unlock of it go on.
+   */
   freed(keyId: string): void {
     this.stalls.changed(keyId);
     this.watches.first(keyId)?.bell.wake();
+    this.watches.wakeBehindRelease(keyId);
   }
 
   /**
@@ -89,7 +93,8 @@ export class Waits {
    * own release (the head may be one of its waits). The stamp, when there is one, dates
    * the grant instead of its token (a read's token does not grow). Not a wait of this
    * client's, or one that has ended (it gave the grant back with its leave, or took it
-   * with an attempt, or took it from the other of the two): dropped.
+   * with an attempt, or took it from the other of the two): dropped. While this client's
+   * own unlock of the key is on its way, the wait is woken only when that unlock ends.
    */
   granted(message: string): void {
     const [owner, id, token, stamp] = message.split(' ');
@@ -97,7 +102,7 @@ export class Waits {
     if (!wait || wait.request.owner !== owner || wait.left) return;
     wait.granted = Number(token);
     wait.stamp = stamp === undefined ? undefined : Number(stamp);
-    wait.bell.wake();
+    if (!this.host.releasing(wait.request.keys.id)) wait.bell.wake();
   }
 
   async wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
@@ -171,6 +176,18 @@ export class Waits {
           if (lastError !== undefined) throw unavailable(keys.name, lastError);
           return null;
         }
+        // While this client's own unlock of the key is on its way, its waits of the key
+        // neither ask nor take up a grant; the unlock's end wakes them (freed()). A
+        // hand-over within the client is then told in order, 'released' before
+        // 'acquired', whichever connection brings the grant first.
+        if (host.releasing(keys.id) && (wait.granted !== undefined || deadline - now() > 0)) {
+          // Watched, for freed() to find it (subscribed only once refused).
+          watch ??= this.watches.join(keys, owner, wait);
+          wait.behindRelease = true;
+          await wait.bell.sleep(wait.granted === undefined ? deadline - now() : Infinity);
+          wait.behindRelease = false;
+          continue;
+        }
         // Waits 'client' ask one at a time, oldest first.
         if (!queued && watch!.line[0] !== wait) {
           await wait.bell.sleep(deadline - now());
@@ -190,8 +207,9 @@ export class Waits {
             result = answer;
             if (!result.granted) {
               refusal = { sentAt, counter: result.counter ?? Infinity };
-              // Granted while this attempt was out, after it ran.
-              if (usable()) result = takeUp(wait, sentAt);
+              // Granted while this attempt was out, after it ran (taken up now unless
+              // this client's unlock of the key is on its way: see above).
+              if (!host.releasing(keys.id) && usable()) result = takeUp(wait, sentAt);
             }
           }
           // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.

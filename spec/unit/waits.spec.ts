@@ -132,6 +132,47 @@ describe("waits 'queue': hand-offs", () => {
     expect(a.store.callsOf('queue.acquire')).toHaveLength(attempts);
   });
 
+  it("a grant of this client's own release, heard before that release's reply, is taken up after it: 'released' is told before 'acquired'", async () => {
+    const a = client('a');
+    const first = await take(a, 1);
+    const waiting = a.acquire(a.lock, 'x', 2);
+    await tick(BARGING_WINDOW + 5);
+    const told: string[] = [];
+    a.emitter.on('released', (e) => told.push(`released ${e.owner}`));
+    a.emitter.on('acquired', (e) => told.push(`acquired ${e.owner}`));
+    // The grant's message comes on the subscriber connection at once; the release's reply 20 ms later.
+    a.store.latencyOf('queue.release', 20);
+
+    const releasing = a.release(first);
+    await tick(10);
+    expect(a.store.received.map((m) => m.message)).toEqual([expect.stringMatching(new RegExp(`^${a.owner(2)} w\\w+ ${first.token + 1}$`))]);
+    expect(waiting.state).toBe('pending');
+
+    await tick(10);
+    expect(releasing.state).toBe('resolved');
+    expect(held(waiting).token).toBe(first.token + 1);
+    expect(told).toEqual([`released ${a.owner(1)}`, `acquired ${a.owner(2)}`]);
+  });
+
+  it("a wait that starts while this client's unlock of the key is on its way asks once that unlock has ended", async () => {
+    const a = client('a');
+    const first = await take(a, 1);
+    const told: string[] = [];
+    a.emitter.on('released', (e) => told.push(`released ${e.owner}`));
+    a.emitter.on('acquired', (e) => told.push(`acquired ${e.owner}`));
+    a.store.latencyOf('queue.release', 20);
+
+    const releasing = a.release(first);
+    const waiting = a.acquire(a.lock, 'x', 2);
+    await tick(10);
+    expect(waiting.state).toBe('pending');
+
+    await tick(10);
+    expect(releasing.state).toBe('resolved');
+    expect(held(waiting).owner).toBe(a.owner(2));
+    expect(told).toEqual([`released ${a.owner(1)}`, `acquired ${a.owner(2)}`]);
+  });
+
   it("a grant whose message comes while the wait's attempt is out is taken up against that attempt's refusal, counted from its send", async () => {
     const a = client('a');
     const b = client('b');
