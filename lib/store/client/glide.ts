@@ -1,6 +1,7 @@
 import { LockError } from '../../errors/LockError.js';
 import { STRING, type Glide, type Options } from './glide-api.js';
 import { GlidePubSub } from './glide-pubsub.js';
+import { sendCommands, type SentCommands } from './send-commands.js';
 import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
 
 /**
@@ -90,6 +91,7 @@ export class GlideClient implements RedisClientPort {
   private readonly watch: ReturnType<typeof setInterval>;
   private readonly breaks = new Set<() => void>();
   private readonly readies = new Set<() => void>();
+  private readonly own: SentCommands = sendCommands((key, args) => this.send(key, args));
 
   constructor(connection: GlideConnection) {
     this.c = connection as unknown as Glide;
@@ -170,15 +172,16 @@ export class GlideClient implements RedisClientPort {
 
   async evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
     try {
-      return await this.send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)]);
+      return await this.own.evalsha(sha, keys, args);
     } catch (error) {
+      // GLIDE names the server's NOSCRIPT reply its own way; Script looks for the server's word.
       if (error instanceof Error && /\bNoScriptError\b/.test(error.message)) throw new Error(`NOSCRIPT ${error.message}`, { cause: error });
       throw error;
     }
   }
 
   eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return this.send(keys[0], ['EVAL', lua, String(keys.length), ...keys, ...args.map(String)]);
+    return this.own.eval(lua, keys, args);
   }
 
   /** GLIDE multiplexes one connection per node: a script and the WAIT behind it share it. */
@@ -186,21 +189,20 @@ export class GlideClient implements RedisClientPort {
     return fn(this);
   }
 
-  async exists(key: string): Promise<number> {
-    return Number(await this.send(key, ['EXISTS', key]));
+  exists(key: string): Promise<number> {
+    return this.own.exists(key);
   }
 
-  async hget(key: string, field: string): Promise<string | null> {
-    const v = await this.send(key, ['HGET', key, field]);
-    return v === null || v === undefined ? null : String(v);
+  hget(key: string, field: string): Promise<string | null> {
+    return this.own.hget(key, field);
   }
 
-  async pttl(key: string): Promise<number> {
-    return Number(await this.send(key, ['PTTL', key]));
+  pttl(key: string): Promise<number> {
+    return this.own.pttl(key);
   }
 
-  async info(section: string): Promise<string> {
-    return String(await this.send(undefined, ['INFO', section]));
+  info(section: string): Promise<string> {
+    return this.own.info(section);
   }
 
   async scriptLoad(sources: readonly string[]): Promise<void> {
@@ -211,8 +213,8 @@ export class GlideClient implements RedisClientPort {
     await Promise.all(sources.map((lua) => this.c.customCommand(['SCRIPT', 'LOAD', lua], options)));
   }
 
-  async wait(replicas: number, timeout: number): Promise<number> {
-    return Number(await this.send(undefined, ['WAIT', String(replicas), String(timeout)]));
+  wait(replicas: number, timeout: number): Promise<number> {
+    return this.own.wait(replicas, timeout);
   }
 
   get ready(): boolean {

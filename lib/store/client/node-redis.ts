@@ -1,4 +1,5 @@
 import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
+import { sendCommands, type SentCommands } from './send-commands.js';
 
 /**
  * What holdfast recognises as a node-redis (`redis` 5 and 6, `@redis/client`) client
@@ -65,14 +66,6 @@ export function isNodeRedisSentinel(c: NodeRedisConnection): boolean {
 }
 
 /** Scripts and WAIT over one way of sending (the client's, or one leased connection's). */
-function commands(send: (key: string | undefined, args: string[]) => Promise<unknown>): CommandPort {
-  return {
-    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...args.map(String)]),
-    eval: (lua, keys, args) => send(keys[0], ['EVAL', lua, String(keys.length), ...keys, ...args.map(String)]),
-    wait: async (replicas, timeout) => Number(await send(undefined, ['WAIT', String(replicas), String(timeout)])),
-  };
-}
-
 /** What a break looks like per mode; a Sentinel's 'client-error' only when its primary's connection failed. */
 const BREAKS: Record<Mode, readonly string[]> = {
   client: ['reconnecting', 'terminated', 'end'],
@@ -116,7 +109,7 @@ export class NodeRedisClient implements RedisClientPort {
   readonly isCluster: boolean;
   private readonly mode: Mode;
   private readonly c: NodeRedis;
-  private readonly own: CommandPort;
+  private readonly own: SentCommands;
   private wasReady: boolean;
   /** A reconnect attempt was seen: the first connection failed or broke. */
   private retried = false;
@@ -131,7 +124,7 @@ export class NodeRedisClient implements RedisClientPort {
     this.c = connection as unknown as NodeRedis;
     this.isCluster = isNodeRedisCluster(connection);
     this.mode = this.isCluster ? 'cluster' : isNodeRedisSentinel(connection) ? 'sentinel' : 'client';
-    this.own = commands((key, args) => this.send(key, args));
+    this.own = sendCommands((key, args) => this.send(key, args));
     // The user connects a node-redis client before handing it over (`await connect()`),
     // so one that is open but not ready is reconnecting: down now, not in a first
     // connection (a quorum would otherwise wait on it for a restart check it cannot answer).
@@ -178,25 +171,24 @@ export class NodeRedisClient implements RedisClientPort {
 
   pinned<T>(fn: (connection: CommandPort) => Promise<T>): Promise<T> {
     // A Sentinel pools its primary connections: lease one for the script and its WAIT.
-    if (this.mode === 'sentinel' && this.c.use) return this.c.use((lease) => fn(commands((_key, args) => lease.sendCommand(false, args))));
+    if (this.mode === 'sentinel' && this.c.use) return this.c.use((lease) => fn(sendCommands((_key, args) => lease.sendCommand(false, args))));
     return fn(this);
   }
 
-  async exists(key: string): Promise<number> {
-    return Number(await this.send(key, ['EXISTS', key]));
+  exists(key: string): Promise<number> {
+    return this.own.exists(key);
   }
 
-  async hget(key: string, field: string): Promise<string | null> {
-    const v = await this.send(key, ['HGET', key, field]);
-    return v === null || v === undefined ? null : String(v);
+  hget(key: string, field: string): Promise<string | null> {
+    return this.own.hget(key, field);
   }
 
-  async pttl(key: string): Promise<number> {
-    return Number(await this.send(key, ['PTTL', key]));
+  pttl(key: string): Promise<number> {
+    return this.own.pttl(key);
   }
 
-  async info(section: string): Promise<string> {
-    return String(await this.send(undefined, ['INFO', section]));
+  info(section: string): Promise<string> {
+    return this.own.info(section);
   }
 
   wait(replicas: number, timeout: number): Promise<number> {
