@@ -22,7 +22,7 @@ const common = {
 };
 
 /** A project that runs `specs` with the lock's connections of `kind`. */
-const kind = (kind, specs) => ({ ...common, displayName: kind, testMatch: specs.map((f) => `**/spec/${f}.spec.ts`), globals: { HOLDFAST_CLIENT: kind } });
+const kind = (kind, specs) => ({ ...common, displayName: kind, testMatch: specs.map((f) => `**/spec/integration/${f}.spec.ts`), globals: { HOLDFAST_CLIENT: kind } });
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -40,7 +40,7 @@ if (KIND === 'glide') glide().Logger.setLoggerConfig('off');
  * reconnection attempts, or its default; and a request timeout above every
  * commandTimeout the specs set, so that holdfast's own bounds are what the specs see, as
  * with the other libraries, which bound no command (GLIDE's default, 250 ms, would cut a
- * paused server's reply first: spec/glide.spec.ts covers that path).
+ * paused server's reply first: spec/integration/glide.spec.ts covers that path).
  */
 const glideOptions = (delay: number | undefined): Partial<BaseClientConfiguration> => ({
   requestTimeout: 10_000,

@@ -4,7 +4,7 @@
  * on free ports of 127.0.0.1 and tracked like every other server of spec/kit/servers
  * (pid files, the 'exit' hook, jest's global teardown).
  *
- * Used by spec/sentinel.spec.ts and scripts/demo.ts; as a CLI:
+ * Used by spec/integration/sentinel.spec.ts and scripts/demo.ts; as a CLI:
  * `npx tsx scripts/servers.ts sentinel`.
  */
 import { clearTimeout, setTimeout } from 'node:timers';

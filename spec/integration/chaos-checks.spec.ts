@@ -1,0 +1,133 @@
+/**
+ * The chaos run's newer checks on hand-made histories, each shown able to fail: the
+ * fenced register (register-check.ts), the waits' outcomes and budgets and writer
+ * starvation (waits-check.ts), and the faults that excuse nothing (faults.ts).
+ */
+import { checkHistory, type Fault, type Hold, type LogRecord } from '../kit/chaos/history';
+import { explainsLossOf } from '../kit/chaos/faults';
+import { checkRegister } from '../kit/chaos/register-check';
+import { checkWaits } from '../kit/chaos/waits-check';
+
+const LEASE = 800;
+let seq = 0;
+
+function hold(p: Partial<Hold> & Pick<Hold, 'token' | 'start'>): Hold {
+  return { id: `h${++seq}`, worker: 0, pid: 100, lock: 'main', end: p.start + 50, outcome: 'released', writes: [p.start], ...p };
+}
+
+describe('the fenced register', () => {
+  // a held token 1 from 1_000; its lease lapsed and b took token 2 at 1_500 and wrote at once.
+  const b = hold({ token: 2, start: 1_500, end: 1_700, worker: 1, pid: 101, registerWrites: [{ sent: 1_500, at: 1_502, ok: true }] });
+  const a = (late: { sent: number; at: number; ok: boolean }) =>
+    hold({ token: 1, start: 1_000, end: 1_650, lostAt: 1_640, outcome: 'lost', registerWrites: [{ sent: 1_000, at: 1_001, ok: true }, late] });
+
+  it('counts a late write it refused as fenced off', () => {
+    const r = checkRegister([a({ sent: 1_600, at: 1_601, ok: false }), b]);
+    expect(r.violations).toEqual([]);
+    expect(r).toMatchObject({ writes: 3, accepted: 2, fencedOffLate: 1 });
+  });
+
+  it("accepts a stale holder's write that lands before its successor's first (a serial order), and counts it", () => {
+    const early = hold({ token: 2, start: 1_500, end: 1_700, worker: 1, pid: 101, registerWrites: [{ sent: 1_520, at: 1_522, ok: true }] });
+    const r = checkRegister([a({ sent: 1_505, at: 1_506, ok: true }), early]);
+    expect(r.violations).toEqual([]);
+    expect(r.acceptedBeforeSuccessorWrote).toBe(1);
+  });
+
+  it("catches a write it accepted after a successor's acknowledged one (tokens went backwards)", () => {
+    const r = checkRegister([a({ sent: 1_600, at: 1_601, ok: true }), b]);
+    expect(r.violations.map((v) => v.kind)).toEqual(['register']);
+    expect(r.violations[0]!.message).toMatch(/accepted h\d+'s write \(token 1\) sent at 1600/);
+  });
+
+  it('catches a refused write of a holder nobody followed', () => {
+    const alone = hold({ token: 3, start: 2_000, registerWrites: [{ sent: 2_000, at: 2_001, ok: false }] });
+    expect(checkRegister([alone]).violations.map((v) => v.kind)).toEqual(['register']);
+  });
+
+  it("leaves readers and semaphore holders out (they write nothing)", () => {
+    const reader = hold({ token: 0, start: 2_000, side: 'read', registerWrites: [{ sent: 2_000, at: 2_001, ok: false }] });
+    expect(checkRegister([reader]).writes).toBe(0);
+  });
+});
+
+describe('the waits', () => {
+  type Wait = Extract<LogRecord, { type: 'wait' }>;
+  const wait = (p: Partial<Wait>): Wait => ({ type: 'wait', worker: 0, pid: 100, kind: 'lock', lock: 'main', start: 1_000, at: 1_200, budget: 1_500, outcome: 'held', ...p });
+  const check = (records: LogRecord[], faults: Fault[] = []) => checkWaits(records, { allowance: 2 * LEASE + 500, faults, loopGaps: [], starvedAfterMs: 10 * LEASE });
+
+  it('accepts the outcomes the contract allows, and reports the worst overrun', () => {
+    const r = check([wait({}), wait({ outcome: 'timeout', at: 2_600 }), wait({ outcome: 'unavailable', at: 2_000 })]);
+    expect(r.violations).toEqual([]);
+    expect(r.byOutcome).toEqual({ held: 1, timeout: 1, unavailable: 1, other: 0 });
+    expect(r.worstOverBudgetMs).toBe(100);
+  });
+
+  it('catches a wait that rejected with another error (a multi-lock wait rejected with LockLostError)', () => {
+    const r = check([wait({ kind: 'multi', lock: 'main+aux-1', outcome: 'other', error: 'LockLostError: lock main lost (expired)', at: 3_000 })]);
+    expect(r.violations.map((v) => v.kind)).toEqual(['wait']);
+    expect(r.violations[0]!.message).toMatch(/LockLostError.*not an outcome the contract allows/);
+  });
+
+  it('catches a wait that outlived its budget, unless its process was stopped meanwhile', () => {
+    const long = wait({ outcome: 'timeout', at: 1_000 + 1_500 + 2_200 });
+    expect(check([long]).violations.map((v) => v.kind)).toEqual(['wait']);
+    const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_200, end: 3_000 };
+    expect(check([long], [pause]).violations).toEqual([]);
+  });
+
+  it('catches writers starved by readers, not writers that get in now and then, nor a burst of timeouts during one fault', () => {
+    // Writer waits of 1.5 s timing out one after another for 11 s: nobody wrote.
+    const timeouts = [0, 1, 2, 3, 4, 5, 6].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 1_600, at: 2_500 + i * 1_600, pid: 100 + i }));
+    expect(check(timeouts).violations.map((v) => v.kind)).toEqual(['wait']);
+    const oneGotIn = [...timeouts.slice(0, 3), wait({ kind: 'write', start: 5_000, at: 5_500 }), ...timeouts.slice(3)];
+    const r = check(oneGotIn);
+    expect(r.violations).toEqual([]);
+    expect(r.writers).toEqual({ held: 1, timedOut: 7 });
+    // Five writers waiting at once through one stall: five timeouts, 1.6 s, no starvation.
+    const burst = [0, 1, 2, 3, 4].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 20, at: 2_500 + i * 20, pid: 100 + i }));
+    expect(check(burst).violations).toEqual([]);
+  });
+});
+
+describe('faults that excuse nothing', () => {
+  // a's lease lapsed while the fault went on; b got in before a heard of its loss.
+  const a = hold({ token: 1, start: 1_000, end: 2_000, lostAt: 1_900, outcome: 'lost' });
+  const b = hold({ token: 2, start: 1_500, end: 1_600, worker: 1, pid: 101 });
+  const overlaps = (f: Fault) => checkHistory([a, b], [f], { lease: LEASE }).violations.map((v) => v.kind);
+
+  it('an empty restart excuses the overlap; a restart with AOF, which keeps the keys, does not', () => {
+    expect(overlaps({ kind: 'restart', begin: 1_200, end: 1_240 })).toEqual([]);
+    expect(overlaps({ kind: 'aofRestart', begin: 1_200, end: 1_240 })).toEqual(['overlap']);
+  });
+
+  it.each(['pubsubKill', 'latency', 'replicaLag', 'failover', 'scriptFlush', 'migrate', 'clockStep'] as const)('%s excuses no overlap', (kind) => {
+    expect(overlaps({ kind, worker: 0, begin: 1_200, end: 1_400 })).toEqual(['overlap']);
+  });
+
+  it("a holder's loop stall explains its own losses only; it excuses an overlap only as a loop gap the worker logged", () => {
+    const stall: Fault = { kind: 'loopStall', worker: 0, pid: 100, begin: 1_100, end: 1_890 };
+    expect(explainsLossOf(stall, a)).toBe(true);
+    expect(explainsLossOf(stall, b)).toBe(false);
+    expect(overlaps(stall)).toEqual(['overlap']);
+    const r = checkHistory([a, b], [stall], { lease: LEASE, loopGaps: [{ pid: 100, from: 1_100, to: 1_890 }] });
+    expect(r.violations).toEqual([]);
+    expect(r.excused.starved).toBe(1);
+  });
+});
+
+describe('holds with a fixed lease', () => {
+  // Taken with a 2 400 ms lease at 1 000, paused 1 624 ms from 1 600 (longer than the
+  // 800 ms watchdogTimeout, shorter than its own lease), then released normally.
+  const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_600, end: 3_224 };
+  const held = hold({ token: 1, start: 1_000, end: 3_230, lease: 2_400, writes: [1_000, 3_226] });
+
+  it('a pause shorter than its own lease leaves it held: no loss to report', () => {
+    expect(checkHistory([held], [pause], { lease: LEASE }).violations).toEqual([]);
+  });
+
+  it('a pause longer than its own lease must be reported', () => {
+    const short = { ...held, lease: 1_200 };
+    expect(checkHistory([short], [pause], { lease: LEASE }).violations.map((v) => v.kind)).toEqual(['pausedUnaware']);
+  });
+});
