@@ -1,3 +1,5 @@
+import type { Refused } from '../store/types.js';
+
 /**
  * How long a key's subscriptions outlive this client's last waiter on it: a busy lock's next waiter usually comes within it (a client
  * re-locking at once), and finds itself subscribed before its first attempt instead of
@@ -14,6 +16,21 @@ export const SUBSCRIPTION_LINGER = 200;
 export function backoff(failures: number): number {
   const ceiling = Math.min(1_000, 25 * 2 ** Math.min(10, Math.max(0, failures - 1)));
   return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/**
+ * How long a refused wait sleeps unless a message wakes it. The head of a queue asks
+ * when the holder's lease runs out (no release will come) or its barging window ends
+ * (a free lock is then its to take); every waiter in a queue asks at least every third
+ * of its heartbeat lease, which keeps its place. A wait in its client asks when the
+ * holder's lease runs out. pttl -1: held without expiry. `heartbeat`: the queue entry's lease.
+ */
+export function refusedSleep(result: Refused, queued: boolean, heartbeat: number): number {
+  const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
+  if (!queued) return ttl;
+  if (!result.head) return heartbeat / 3;
+  const window = result.windowLeft !== undefined && result.windowLeft > 0 ? result.windowLeft + 1 : Infinity;
+  return Math.min(ttl, window, heartbeat / 3);
 }
 
 /**

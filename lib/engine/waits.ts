@@ -4,7 +4,7 @@ import { heldUntil } from '../store/lease-margin.js';
 import type { Granted, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { Background } from '../util/background.js';
-import { backoff } from './backoff.js';
+import { backoff, refusedSleep } from './backoff.js';
 import { Bell } from './bell.js';
 import type { Hold } from './hold.js';
 import { KeyWatches, type Wait } from './key-watch.js';
@@ -246,7 +246,7 @@ export class Waits {
           subscribed = true;
           continue;
         }
-        await wait.bell.sleep(Math.min(this.sleepBound(result, queued), deadline - now()));
+        await wait.bell.sleep(Math.min(refusedSleep(result, queued, this.heartbeat), deadline - now()));
       }
     } finally {
       signal?.removeEventListener('abort', ring);
@@ -259,21 +259,6 @@ export class Waits {
       const leaving = granted ? undefined : this.leave(wait);
       if (lastError === undefined) await leaving;
     }
-  }
-
-  /**
-   * How long a refused wait sleeps unless a message wakes it. The head of a queue asks
-   * when the holder's lease runs out (no release will come) or its barging window ends
-   * (a free lock is then its to take); every waiter in a queue asks at least every third
-   * of its heartbeat lease, which keeps its place. A wait in its client asks when the
-   * holder's lease runs out. pttl -1: held without expiry.
-   */
-  private sleepBound(result: Refused, queued: boolean): number {
-    const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
-    if (!queued) return ttl;
-    if (!result.head) return this.heartbeat / 3;
-    const window = result.windowLeft !== undefined && result.windowLeft > 0 ? result.windowLeft + 1 : Infinity;
-    return Math.min(ttl, window, this.heartbeat / 3);
   }
 
   /**
