@@ -226,14 +226,6 @@ export class Engine implements WaitHost, HoldListener {
     return this.holds.get(key, owner)?.levelsHeld ?? 0;
   }
 
-  heldByOther(key: string, owner: string): boolean {
-    return this.holds.heldByOther(key, owner);
-  }
-
-  releasing(key: string): boolean {
-    return this.holds.releasing(key);
-  }
-
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
     const late = lateGrant(request, granted);

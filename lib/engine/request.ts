@@ -1,6 +1,7 @@
 import type { Primitive } from '../primitives/primitive.js';
 import type { Granted, LockKeys, Store } from '../store/types.js';
 import type { Hold } from './hold.js';
+import type { HoldRegistry } from './registry.js';
 
 /** One acquisition asked of the engine, from the call to its end. */
 export interface AcquireRequest {
@@ -32,10 +33,12 @@ export interface WaitHost {
   timeoutFor(lease: number): number;
   /** Levels owner holds of the lock at key as far as this client knows (0 for none). */
   levelsOf(key: string, owner: string): number;
-  /** A live hold on key by another owner of this client. */
-  heldByOther(key: string, owner: string): boolean;
-  /** This client's last unlock of a hold on key is on its way; the hold's end calls Waits.freed(key). */
-  releasing(key: string): boolean;
+  /**
+   * This client's holds: whether another owner of it holds the key (self-deadlock.ts),
+   * and whether its last unlock of a hold on the key is on its way (the hold's end calls
+   * Waits.freed(key)).
+   */
+  readonly holds: Pick<HoldRegistry, 'heldByOther' | 'releasing'>;
   /**
    * Makes a grant a hold: a new one, or a reentry of the owner's. Throws (having given
    * the grant back) when the grant's lease ran out before it was read (late-grant.ts).

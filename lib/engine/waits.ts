@@ -47,7 +47,7 @@ export class Waits {
     /** Lease of a queue entry: a waiter that stops renewing it (a dead process) leaves the queue after this. */
     private readonly heartbeat: number,
   ) {
-    this.stalls = new SelfDeadlockWatch((key, owner) => host.heldByOther(key, owner));
+    this.stalls = new SelfDeadlockWatch((key, owner) => host.holds.heldByOther(key, owner));
     this.watches = new KeyWatches(host, (message) => this.granted(message));
   }
 
@@ -102,7 +102,7 @@ export class Waits {
     if (!wait || wait.request.owner !== owner || wait.left) return;
     wait.granted = Number(token);
     wait.stamp = stamp === undefined ? undefined : Number(stamp);
-    if (!this.host.releasing(wait.request.keys.id)) wait.bell.wake();
+    if (!this.host.holds.releasing(wait.request.keys.id)) wait.bell.wake();
   }
 
   async wait(request: AcquireRequest, lastError?: unknown): Promise<Hold | null> {
@@ -180,7 +180,7 @@ export class Waits {
         // neither ask nor take up a grant; the unlock's end wakes them (freed()). A
         // hand-over within the client is then told in order, 'released' before
         // 'acquired', whichever connection brings the grant first.
-        if (host.releasing(keys.id) && (wait.granted !== undefined || deadline - now() > 0)) {
+        if (host.holds.releasing(keys.id) && (wait.granted !== undefined || deadline - now() > 0)) {
           // Watched, for freed() to find it (subscribed only once refused).
           watch ??= this.watches.join(keys, owner, wait);
           wait.behindRelease = true;
@@ -209,7 +209,7 @@ export class Waits {
               refusal = { sentAt, counter: result.counter ?? Infinity };
               // Granted while this attempt was out, after it ran (taken up now unless
               // this client's unlock of the key is on its way: see above).
-              if (!host.releasing(keys.id) && usable()) result = takeUp(wait, sentAt);
+              if (!host.holds.releasing(keys.id) && usable()) result = takeUp(wait, sentAt);
             }
           }
           // Read after its lease ran out, host.grant() gives it back and throws: a failed attempt.
