@@ -725,6 +725,35 @@ describe('close', () => {
   });
 });
 
+describe('many clients on one connection', () => {
+  /** The connection's listener count per event (an EventEmitter: ioredis and node-redis). */
+  const listeners = (c: Connection) => {
+    const e = c as unknown as { eventNames(): (string | symbol)[]; listenerCount(event: string | symbol): number };
+    return Object.fromEntries(e.eventNames().map((event) => [String(event), e.listenerCount(event)]));
+  };
+
+  (CLIENT === 'glide' ? it.skip : it)('twelve LockClients share one listener per event of the connection (no MaxListenersExceededWarning), and closed leave it as they found it', async () => {
+    const before = listeners(conn);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    const clients = Array.from({ length: 12 }, () => new LockClient(conn));
+    try {
+      // Each holds and waits once: every listener a client adds is added by then.
+      const lockName = name();
+      await Promise.all(clients.map((c) => c.getLock(lockName).run(() => undefined)));
+      const during = listeners(conn);
+      const added = Object.entries(during).map(([event, count]) => [event, count - (before[event] ?? 0)]);
+      expect(added.filter(([, count]) => (count as number) > 1)).toEqual([]);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      process.off('warning', onWarning);
+    }
+    expect(listeners(conn)).toEqual(before);
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+});
+
 describe('a blocked event loop', () => {
   /** Keeps the event loop busy: CPU-bound work or a long GC pause in a user's process. */
   const block = (ms: number) => {

@@ -1,5 +1,6 @@
 import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
 import { TickWrites, type Corkable } from './tick-writes.js';
+import { listen } from './shared-listeners.js';
 
 /**
  * What holdfast recognises as an ioredis (5, 6) or iovalkey `Redis` or `Cluster` client:
@@ -77,15 +78,13 @@ export class IoredisClient implements RedisClientPort {
   private wasReady: boolean;
   /** undefined for a Cluster: which node's socket a command takes is the Cluster's choice. */
   private readonly writes: TickWrites | undefined;
-  private readonly onReadyOnce = () => {
-    this.wasReady = true;
-  };
+  private readonly stopReadyWatch: () => void;
 
   constructor(connection: IoredisConnection) {
     this.c = connection as unknown as Ioredis;
     this.isCluster = this.c.isCluster === true;
     this.wasReady = this.c.status === 'ready';
-    this.c.on('ready', this.onReadyOnce);
+    this.stopReadyWatch = listen(this.c, 'ready', () => void (this.wasReady = true));
     this.writes = this.isCluster ? undefined : new TickWrites(() => this.busySocket());
   }
 
@@ -102,7 +101,7 @@ export class IoredisClient implements RedisClientPort {
   }
 
   close(): void {
-    this.c.off('ready', this.onReadyOnce);
+    this.stopReadyWatch();
   }
 
   evalsha(sha: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
@@ -166,22 +165,20 @@ export class IoredisClient implements RedisClientPort {
 
   onBreak(listener: () => void): () => void {
     const c = this.c;
-    c.on('close', listener);
-    if (!this.isCluster || !c.nodes) return () => void c.off('close', listener);
+    const stopClose = listen(c, 'close', listener);
+    if (!this.isCluster || !c.nodes) return stopClose;
     // A Cluster's node connections close on their own: the Cluster object says nothing.
-    const onNode = (node: Ioredis) => node.on('close', listener);
+    const stops = [stopClose];
+    const onNode = (node: Ioredis) => void stops.push(listen(node, 'close', listener));
     for (const node of c.nodes('all')) onNode(node);
-    c.on('+node', onNode);
+    stops.push(listen(c, '+node', onNode));
     return () => {
-      c.off('close', listener);
-      c.off('+node', onNode);
-      for (const node of c.nodes?.('all') ?? []) node.off('close', listener);
+      for (const stop of stops.splice(0)) stop();
     };
   }
 
   onReady(listener: () => void): () => void {
-    this.c.on('ready', listener);
-    return () => void this.c.off('ready', listener);
+    return listen(this.c, 'ready', listener);
   }
 
   subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {

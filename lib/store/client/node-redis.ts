@@ -1,5 +1,6 @@
 import type { Arg, CommandPort, MessageListener, PubSubEvents, PubSubPort, RedisClientPort } from './redis-client.js';
 import { sendCommands, type SentCommands } from './send-commands.js';
+import { listen } from './shared-listeners.js';
 
 /**
  * What holdfast recognises as a node-redis (`redis` 5 and 6, `@redis/client`) client
@@ -113,12 +114,7 @@ export class NodeRedisClient implements RedisClientPort {
   private wasReady: boolean;
   /** A reconnect attempt was seen: the first connection failed or broke. */
   private retried = false;
-  private readonly onReadyOnce = () => {
-    this.wasReady = true;
-  };
-  private readonly onRetry = () => {
-    this.retried = true;
-  };
+  private readonly stopWatches: readonly (() => void)[];
 
   constructor(connection: NodeRedisConnection) {
     this.c = connection as unknown as NodeRedis;
@@ -129,13 +125,14 @@ export class NodeRedisClient implements RedisClientPort {
     // so one that is open but not ready is reconnecting: down now, not in a first
     // connection (a quorum would otherwise wait on it for a restart check it cannot answer).
     this.wasReady = this.c.isReady || this.c.isOpen;
-    this.c.on('ready', this.onReadyOnce);
-    this.c.on(this.isCluster ? 'node-reconnecting' : 'reconnecting', this.onRetry);
+    this.stopWatches = [
+      listen(this.c, 'ready', () => void (this.wasReady = true)),
+      listen(this.c, this.isCluster ? 'node-reconnecting' : 'reconnecting', () => void (this.retried = true)),
+    ];
   }
 
   close(): void {
-    this.c.off('ready', this.onReadyOnce);
-    this.c.off(this.isCluster ? 'node-reconnecting' : 'reconnecting', this.onRetry);
+    for (const stop of this.stopWatches) stop();
   }
 
   /** Sends args; in a cluster to the master of `key`'s slot (any node when undefined); a Sentinel's to its primary. */
@@ -213,16 +210,14 @@ export class NodeRedisClient implements RedisClientPort {
     // A Sentinel's 'client-error' comes before the commands out on the failed connection
     // are rejected; only its primary's count (not a replica's or a sentinel's).
     const heard = (e: string) => (e === 'client-error' ? (event?: { type?: string }) => event?.type === 'MASTER' && listener() : listener);
-    const listeners = BREAKS[this.mode].map((e) => [e, heard(e) as Listener] as const);
-    for (const [e, l] of listeners) this.c.on(e, l);
+    const stops = BREAKS[this.mode].map((e) => listen(this.c, e, heard(e) as Listener));
     return () => {
-      for (const [e, l] of listeners) this.c.off(e, l);
+      for (const stop of stops) stop();
     };
   }
 
   onReady(listener: () => void): () => void {
-    this.c.on('ready', listener);
-    return () => void this.c.off('ready', listener);
+    return listen(this.c, 'ready', listener);
   }
 
   subscriber(onMessage: MessageListener, events: PubSubEvents): PubSubPort {
