@@ -47,6 +47,7 @@ function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadW
     release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
     leave: (_store, _keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
     forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
+    requestRelease: (_store, _keys, timeout) => rw.requestRelease(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
   return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal } : primitive };
