@@ -5,7 +5,7 @@
 // the library's version, so they run the core (locking, waits) and not the whole
 // matrix again: that would add a minute of CI per kind for code paths already covered.
 // 'glide' (Valkey GLIDE, an adapter of its own) runs the whole matrix like node-redis.
-const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'multi-lock-one-call', 'semaphore', 'read-write-lock', 'missing-commands', 'preload'];
+const MATRIX = ['lock', 'fair', 'waiting', 'watchdog', 'inspect', 'cluster', 'quorum', 'multi-lock-one-call', 'semaphore', 'read-write-lock', 'missing-commands', 'preload', 'revoke'];
 const CORE = ['lock', 'waiting'];
 
 /** @type {import('jest').Config} */

@@ -20,7 +20,7 @@
 export { LockClient } from './client.js';
 export type { Lock, Held, HeldContext, LockInfo, LockHolder } from './handles/types.js';
 export type { MultiLock, MultiHeld, MultiHeldContext } from './primitives/multi/types.js';
-export type { Semaphore, Permit, PermitContext, PermitOptions } from './primitives/semaphore/types.js';
+export type { Semaphore, Permit, PermitContext, PermitOptions, SemaphoreInfo, PermitHolder } from './primitives/semaphore/types.js';
 export type { ReadWriteLock } from './primitives/read-write/types.js';
 export { LockError } from './errors/LockError.js';
 export { LockNotHeldError } from './errors/LockNotHeldError.js';

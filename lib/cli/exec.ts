@@ -89,11 +89,10 @@ async function holdAndRun(locks: LockClient, o: ExecOptions, router: SignalRoute
   // The loss that counts is one before the command ended: after that, it ran under the lock.
   let lostInTime: LockLostError | undefined;
   try {
-    // A request to let go (LockRevokedError) also stops the command, but nothing was lost:
-    // the status stays the command's.
-    const lossOf = () => (held.signal.reason instanceof LockLostError ? held.signal.reason : undefined);
-    status = lossOf() ? EXIT_LOCK_LOST : await runUnlessInterrupted(held, o, router, log);
-    lostInTime = lossOf();
+    // A request to let go (LockRevokedError) also stops the command, and the status stays
+    // the command's unless the hold is lost too before the command ends.
+    status = held.lost() ? EXIT_LOCK_LOST : await runUnlessInterrupted(held, o, router, log);
+    lostInTime = held.lost();
   } finally {
     // After a loss release() rejects with the LockLostError at once and touches nothing
     // in Redis (the key may be someone else's by now).

@@ -36,9 +36,10 @@ Usage:
   holdfast exec <name> [options] -- <command> [args...]
                             run a command while holding the lock <name>
   holdfast status <name> [--json]
-                            who holds <name>, its TTL, its last fencing token
+                            who holds <name> (lock, readers, permits), its TTL,
+                            its last fencing token
   holdfast ls [<pattern>] [--json]
-                            the locks held now (names matching <pattern>)
+                            the names held now (matching <pattern>)
   holdfast release <name> [--force]
                             ask the holders of <name> to let go; --force: delete it
   holdfast help <command> | <command> --help
@@ -130,7 +131,8 @@ sudo asking for a password) cannot.
 Asked to let go (holdfast release <name>, lock.requestRelease()): holdfast sends
 SIGTERM to the command's group, then SIGKILL after --grace, releases the lock
 when the command has exited, and exits with the command's status (nothing was
-lost). A holder running a holdfast version without this is not asked.
+lost), or ${EXIT_LOCK_LOST} if the lock was lost too before the command ended. A holder
+running a holdfast version without this is not asked.
 
 Losing the lock: if renewing fails until the lease ends (Redis unreachable), or
 the key is deleted or taken (holdfast release --force), holdfast reports it on
@@ -166,10 +168,16 @@ export const STATUS_HELP = `Usage: holdfast status <name> [--json] [options]
 
 Shows whether <name> is locked, by whom (owner id, host, pid, reentry count),
 the TTL of its lease, the last fencing token minted for it, and how many wait
-(known for a fair lock only). With --json, prints lock.inspect()'s object:
+(known where waiters queue in Redis). A read-write lock's writer shows as the
+lock; its readers, and a semaphore's permits (holder, count, TTL, the limit and
+how many wait), show too when <name> has some (one master only: quorum mode has
+neither). With --json, prints lock.inspect()'s object:
 { "name", "locked", "ttl", "token", "holders": [{ "owner", "host", "pid",
 "count" }], "waiters" } (ttl in ms, -2 when the key is absent; waiters null
-when not known).
+when not known), with "read" (readLock().inspect()'s object) when readers hold
+<name> and "semaphore" (getSemaphore().inspect()'s: { "name", "limit", "used",
+"holders": [{ "id", "host", "pid", "permits", "ttl" }], "waiters" }) when
+permits are held or waited for.
 
 Options:
   --json          The object above, on one line.
@@ -184,15 +192,16 @@ ${ADMIN_STATUS}
 
 export const LS_HELP = `Usage: holdfast ls [<pattern>] [--json] [options]
 
-Lists the locks held now whose name matches <pattern> (a Redis MATCH pattern:
-* ? [abc], \\ escapes; default *), sorted, one a line with its holders and TTL.
+Lists the names held now that match <pattern> (a Redis MATCH pattern:
+* ? [abc], \\ escapes; default *), sorted, one line per kind of hold (lock,
+read, semaphore used/limit) with its holders and TTL.
 It walks the keys with SCAN (never KEYS, which blocks Redis), so it is safe on
 a busy server; a lock taken or released during the walk may be missed or shown.
 With several --redis (quorum), a lock is listed when a majority holds it.
 
 Options:
   --json          An array of the objects holdfast status --json prints, one
-                  per lock (free ones left out), sorted by name.
+                  per name held (free ones left out), sorted by name.
 ${CONNECTION_OPTIONS}
   -h, --help      This text.
 ${DURATIONS}
@@ -204,14 +213,14 @@ ${ADMIN_STATUS}
 
 export const RELEASE_HELP = `Usage: holdfast release <name> [--force] [options]
 
-Without --force, asks every holder of the lock <name> to let go
-(lock.requestRelease()) and says how many holds were asked; nothing is deleted.
-A holdfast exec holding it sends SIGTERM to its command, releases the lock when
-the command exits and exits with its status. A holder running a holdfast version
-without this is not asked.
+Without --force, asks every holder of <name> to let go (lock.requestRelease(),
+and on one master the readers' and the semaphore's: requestRelease()) and says
+how many holds were asked; nothing is deleted. A holdfast exec holding it sends
+SIGTERM to its command, releases when the command exits and exits with its
+status. A holder running a holdfast version without this is not asked.
 
-With --force, deletes the lock whoever holds it (lock.forceUnlock()), and says
-whether there was one and who held it. The holder hears it at once when
+With --force, deletes <name> whoever holds it (forceUnlock(), and the
+semaphore's forceRelease()), and says what was held and by whom. The holder hears it at once when
 reachable and loses the lock: a holdfast exec holding it stops its command and
 exits ${EXIT_LOCK_LOST}. For a lock left by a holder that is stuck, or to take over by
 hand; a lock whose holder died expires by itself one lease after its last renewal.

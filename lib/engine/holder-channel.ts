@@ -1,4 +1,5 @@
 import { HOLDER_CHANNEL } from '../store/scripts/release.js';
+import { writeHoldId } from '../store/name-keys.js';
 import type { Store } from '../store/types.js';
 import type { EventHub } from './event-hub.js';
 import type { HoldRegistry } from './registry.js';
@@ -40,10 +41,12 @@ export class HolderChannel {
   /**
    * A hold of this client was asked to let go (`revoke`), or its key was deleted under it
    * (`deleted`: lost now rather than at its next renewal). A notice about a hold this
-   * client no longer has is stale and ignored.
+   * client no longer has is stale and ignored. A notice about a lock hash (getLock's:
+   * `holdfast release NAME` cannot tell which kind took the hash) also reaches a
+   * read-write lock's write hold kept in it.
    */
   private noticed(verb: string, owner: string, id: string): void {
-    const hold = this.holds.get(id, owner);
+    const hold = this.holds.get(id, owner) ?? this.holds.get(writeHoldId(id), owner);
     if (!hold) return;
     if (verb === 'deleted') {
       hold.lose('deleted');

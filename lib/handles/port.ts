@@ -2,7 +2,7 @@ import type { Hold } from '../engine/hold.js';
 import type { ReLeased } from '../engine/re-lease.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { Scope } from '../scope.js';
-import type { LockKeys, LockState } from '../store/types.js';
+import type { LockKeys, LockState, SemaphoreState } from '../store/types.js';
 import type { EventEmitter } from 'eventemitter3';
 import type { LockEvents } from '../events.js';
 
@@ -42,6 +42,8 @@ export interface LockPort {
   inspect(keys: LockKeys): Promise<LockState>;
   /** Semaphores: permits held under a live lease (rejects when Redis keeps another limit). */
   permitsHeld(keys: LockKeys, limit: number): Promise<number>;
+  /** Semaphores: the limit Redis keeps, the waiters and the live permits (no limit checked). */
+  inspectPermits(keys: LockKeys): Promise<SemaphoreState>;
   /** The emitter of one name (created for on/once), and its release once unused. */
   eventsOf(name: string, create: boolean): EventEmitter<LockEvents> | undefined;
   forgetEvents(name: string): void;

@@ -46,3 +46,12 @@ export class NameKeys implements LockKeys {
     return (this.fairChannelKey ??= `${this.key}:next`);
   }
 }
+
+/**
+ * The hold id of a read-write lock's write side whose hash is the lock key `key`
+ * (primitives/read-write/read-write.ts): its own id, so that a scope's plain lock and
+ * write lock of one name are two holds in the client, though Redis keeps both in `key`.
+ */
+export function writeHoldId(key: string): string {
+  return `${key}#w`;
+}

@@ -114,6 +114,19 @@ export interface SemaphoreStore {
   leave(keys: LockKeys, id: string, timeout: number, wait: string): Promise<void>;
   /** Permits held now (leases not run out); rejects as acquire when the limits differ. */
   held(keys: LockKeys, limit: number, timeout: number): Promise<number>;
+  /** Tells every holder of live permits to let go (engine/holder-channel.ts); changes nothing. The permit ids asked. */
+  requestRelease(keys: LockKeys, timeout: number): Promise<string[]>;
+  /** Deletes every permit held and tells their holders; waiters ask again. True when permits were held. */
+  forceRelease(keys: LockKeys, timeout: number): Promise<boolean>;
+  /** The limit Redis keeps, the waiters and the live permits, whatever the caller's limit. */
+  inspect(keys: LockKeys, timeout: number): Promise<SemaphoreState>;
+}
+
+/** What SemaphoreStore.inspect reads: the limit Redis keeps (null: none), the waiters, each live acquisition's permits. */
+export interface SemaphoreState {
+  readonly limit: number | null;
+  readonly queued: number;
+  readonly permits: readonly { readonly id: string; readonly permits: number; readonly ttl: number }[];
 }
 
 /**
@@ -144,7 +157,10 @@ export interface ReadWriteStore {
   acquire(keys: ReadWriteKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult>;
   release(keys: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   leave(keys: ReadWriteKeys, owner: string, timeout: number, wait: string): Promise<void>;
+  /** Deletes the side's holds and tells their holders (engine/holder-channel.ts). */
   forceUnlock(keys: ReadWriteKeys, timeout: number): Promise<boolean>;
+  /** Tells every holder of the side to let go (the readers whose lease is live); changes nothing. The owners asked. */
+  requestRelease(keys: ReadWriteKeys, timeout: number): Promise<string[]>;
   /** The watchdog's renewal of read holds, every name's (a write hold is renewed as a lock is). */
   readonly renewal: RenewScript;
 }

@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { LockClient, type LockInfo } from '../../lib';
+import { LockClient, type LockInfo, type SemaphoreInfo } from '../../lib';
+import type { NameStatus } from '../../lib/cli/kinds';
 import { parseCommandLine, parseDuration, UsageError } from '../../lib/cli/args';
 import { EXIT_INTERNAL, EXIT_LOCK_BUSY, EXIT_LOCK_LOST, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, EXIT_USAGE } from '../../lib/cli/exit-codes';
-import { escapeGlob, lockNameOf } from '../../lib/cli/ls';
+import { escapeGlob, globRegExp, heldKeyOf, lockNameOf } from '../../lib/cli/ls';
 import { freePort, startMasters, startServer, type RedisServer } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
 import { nextEvent, waitFor, withTimeout } from '../helpers/wait';
@@ -866,8 +867,8 @@ describe('status, ls, release', () => {
     const some = holdfast(['ls', 'a-*', '--json', '--prefix', prefix]);
     expect((await all.result()).code).toBe(0);
     const lines = all.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME +TTL +TOKEN +HOLDERS$/);
-    expect(lines.slice(1).map((l) => l.split(/ +/)[0])).toEqual(['a-1', 'a-2', 'b-1']);
+    expect(lines[0]).toMatch(/^NAME +KIND +TTL +TOKEN +HOLDERS$/);
+    expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 2).join(' '))).toEqual(['a-1 lock', 'a-2 lock', 'b-1 lock']);
     expect(lines[1]).toContain(`${os.hostname()} pid ${process.pid}`);
     expect((await some.result()).code).toBe(0);
     const infos = JSON.parse(some.stdout) as LockInfo[];
@@ -882,6 +883,108 @@ describe('status, ls, release', () => {
     expect(none.stdout).toBe('');
     expect((await noneJson.result()).code).toBe(0);
     expect(noneJson.stdout).toBe('[]\n');
+  });
+
+  it('status and ls show read-write locks and semaphores too: readers, permits, limit, waiters', async () => {
+    const prefix = `kinds${process.pid}:`;
+    const locks = client(redis, { keyPrefix: prefix });
+    const other = client(redis, { keyPrefix: prefix });
+    await locks.getReadWriteLock('doc').readLock().lock();
+    await other.getReadWriteLock('doc').readLock().lock();
+    await locks.getReadWriteLock('page').writeLock().lock();
+    const permit = await locks.getSemaphore('jobs', 3).acquire({ permits: 2 });
+    const waiter = other.getSemaphore('jobs', 3).acquire({ permits: 2, waitTime: 60_000 });
+    await waitFor(async () => (await redis.llen(`${prefix}{jobs}:sem:queue`)) === 1, { timeout: 2_000, message: 'the semaphore waiter queued' });
+    await locks.getLock('plain').lock();
+
+    // All at once: each start of the bin costs seconds on a loaded machine.
+    const json = holdfast(['status', 'jobs', '--json', '--prefix', prefix]);
+    const text = holdfast(['status', 'jobs', '--prefix', prefix]);
+    const doc = holdfast(['status', 'doc', '--json', '--prefix', prefix]);
+    const page = holdfast(['status', 'page', '--json', '--prefix', prefix]);
+    const all = holdfast(['ls', '--prefix', prefix]);
+    const some = holdfast(['ls', 'jobs', '--json', '--prefix', prefix]);
+    expect((await json.result()).code).toBe(0);
+    const jobs = JSON.parse(json.stdout) as NameStatus;
+    expect(jobs).toMatchObject({ name: 'jobs', locked: false, holders: [] });
+    expect(jobs.semaphore).toMatchObject({ name: 'jobs', limit: 3, used: 2, waiters: 1, holders: [{ id: permit.id, host: os.hostname(), pid: process.pid, permits: 2 }] });
+    expect(jobs.read).toBeUndefined();
+    expect((await text.result()).code).toBe(0);
+    expect(text.stdout).toMatch(/^semaphore: +2 of 3 permits held, 1 waiting$/m);
+    expect(text.stdout).toContain(`${os.hostname()} pid ${process.pid} (2 permits), TTL `);
+    expect(text.stdout).not.toMatch(/^state:/m);
+
+    expect((await doc.result()).code).toBe(0);
+    const docInfo = JSON.parse(doc.stdout) as NameStatus;
+    expect(docInfo).toMatchObject({ locked: false, read: { name: 'doc', locked: true } });
+    expect(docInfo.read!.holders).toHaveLength(2);
+    expect(docInfo.semaphore).toBeUndefined();
+    // The write hold lives in the lock hash: it shows as the lock.
+    expect((await page.result()).code).toBe(0);
+    expect(JSON.parse(page.stdout)).toMatchObject({ locked: true, holders: [{ pid: process.pid }] });
+
+    expect((await all.result()).code).toBe(0);
+    const rows = all.stdout.trim().split('\n').slice(1).map((l) => l.split(/ +/));
+    expect(rows.map((r) => `${r[0]} ${r[1]}`)).toEqual(['doc read', 'jobs semaphore', 'page lock', 'plain lock']);
+    expect(rows[1]![2]).toBe('2/3');
+    expect((await some.result()).code).toBe(0);
+    expect((JSON.parse(some.stdout) as NameStatus[]).map((i) => [i.name, (i.semaphore as SemaphoreInfo).used])).toEqual([['jobs', 2]]);
+
+    await permit.release();
+    await (await waiter).release();
+  });
+
+  it('ls reads holds out of their keys only, and checks the name against the pattern itself', () => {
+    expect(heldKeyOf('p:{a}', 'p:')).toEqual({ name: 'a', kind: 'lock' });
+    expect(heldKeyOf('p:{a}:read', 'p:')).toEqual({ name: 'a', kind: 'read' });
+    expect(heldKeyOf('p:{a}:sem', 'p:')).toEqual({ name: 'a', kind: 'semaphore' });
+    for (const other of ['p:{a}:readers', 'p:{a}:sem:expiry', 'p:{a}:fence', 'p:{}', 'q:{a}']) expect(heldKeyOf(other, 'p:')).toBeUndefined();
+    expect(globRegExp('a-*').test('a-1')).toBe(true);
+    expect(globRegExp('x').test('x}y')).toBe(false);
+    expect(globRegExp('h?llo').test('hallo')).toBe(true);
+    expect(globRegExp('h[ae]llo').test('hillo')).toBe(false);
+    expect(globRegExp('h[^e]llo').test('hallo')).toBe(true);
+    expect(globRegExp('h[a-c]llo').test('hbllo')).toBe(true);
+    expect(globRegExp('a\\*').test('a*')).toBe(true);
+    expect(globRegExp('a\\*').test('ab')).toBe(false);
+    expect(globRegExp('a.b').test('axb')).toBe(false);
+  });
+
+  it('release asks and --force releases read holds and permits too; a writer hears the lock hash notice', async () => {
+    const lockName = name();
+    const readers = client(redis);
+    const held = await readers.getReadWriteLock(lockName).readLock().acquire();
+    const sem = client(redis).getSemaphore(lockName, 2);
+    const permit = await sem.acquire();
+    for (const owner of [(await readers.getReadWriteLock(lockName).readLock().inspect()).holders[0]!.owner, permit.id]) {
+      const channel = `holdfast:holders:${owner.slice(0, owner.lastIndexOf(':') + 1)}`;
+      await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]) === 1, { timeout: 2_000, message: 'holder channel subscribed' });
+    }
+    const ask = holdfast(['release', lockName]);
+    expect((await ask.result()).code).toBe(0);
+    expect(ask.stdout).toBe(`asked 1 reader of '${lockName}' to let go\nasked 1 permit holder of semaphore '${lockName}' to let go\n`);
+    await waitFor(() => held.signal.aborted && permit.signal.aborted, { timeout: 2_000, message: 'both asked' });
+    const lost = nextEvent<{ reason: string }>(sem, 'lost', 2_000);
+    const force = holdfast(['release', lockName, '--force']);
+    expect((await force.result()).code).toBe(0);
+    expect(force.stdout).toBe(
+      `released the read holds of '${lockName}', held by ${os.hostname()} pid ${process.pid}\n` +
+        `released the permits of semaphore '${lockName}', held by ${os.hostname()} pid ${process.pid} (1 permit)\n`,
+    );
+    expect((await lost).reason).toBe('deleted');
+    expect(await redis.keys(`${key(lockName)}*`)).toEqual([]);
+
+    // A writer keeps its hold in the lock hash: `release NAME` cannot tell it from a lock's, and reaches it.
+    const writer = client(redis).getReadWriteLock(lockName).writeLock();
+    const asked = nextEvent<{ kind: string }>(writer, 'revokeRequested', 2_000);
+    await writer.lock();
+    const again = holdfast(['release', lockName]);
+    expect((await again.result()).code).toBe(0);
+    expect(again.stdout).toBe(`asked 1 hold of '${lockName}' to let go\n`);
+    expect((await asked).kind).toBe('write');
+    const writerLost = nextEvent<{ reason: string; kind: string }>(writer, 'lost', 2_000);
+    expect((await holdfast(['release', lockName, '--force']).result()).code).toBe(0);
+    expect(await writerLost).toMatchObject({ reason: 'deleted', kind: 'write' });
   });
 
   it('ls walks every page of the SCAN: 2500 locks', async () => {
@@ -951,6 +1054,35 @@ describe('status, ls, release', () => {
     expect((await exec.result()).code).toBe(42);
     expect(read(file)).toBe('SIGTERM\n');
     expect(await redis.exists(key(lockName))).toBe(0);
+  });
+
+  it('asked to let go, then lost before its command ended: the exec exits 70, not the command\'s status', async () => {
+    const lockName = name();
+    const file = path.join(tmp, `${lockName}.sig`);
+    // The command notes SIGTERM and runs on (until a line on stdin); no SIGKILL within the spec.
+    const exec = holdfast(['exec', lockName, '--grace', '30s', '--', ...command(file, { ignoreTerm: true })]);
+    await exec.output(/ready/);
+    expect((await holdfast(['release', lockName]).result()).code).toBe(0);
+    await waitFor(() => read(file) === 'SIGTERM\n', { timeout: 5_000, interval: 10, message: 'SIGTERM after the request' });
+    expect((await holdfast(['release', lockName, '--force']).result()).code).toBe(0);
+    await exec.output(/was lost \(deleted\)/, 'the loss reported while the command runs');
+    exec.child.stdin!.write('done\n');
+    const exit = await exec.result();
+    expect(exit.code).toBe(EXIT_LOCK_LOST);
+    expect(exec.stderr).toMatch(new RegExp(`exiting 70: lock '${lockName}' was lost \\(deleted\\) before the command ended`));
+  });
+
+  it('a semaphore permit asked to let go: SIGTERM to the command, the exec exits with its status, the permit is free', async () => {
+    const semName = name();
+    const file = path.join(tmp, `${semName}.sig`);
+    const exec = holdfast(['exec', semName, '--limit', '2', '--', ...command(file)]);
+    await exec.output(/ready/);
+    const release = holdfast(['release', semName]);
+    expect((await release.result()).code).toBe(0);
+    expect(release.stdout).toBe(`asked 1 permit holder of semaphore '${semName}' to let go\n`);
+    expect((await exec.result()).code).toBe(42);
+    expect(read(file)).toBe('SIGTERM\n');
+    expect(await redis.keys(`${key(semName)}*`)).toEqual([]);
   });
 
   it('release --force reaches holdfast exec at once: its command gets SIGTERM within 100 ms, not at the next renewal', async () => {

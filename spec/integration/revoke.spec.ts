@@ -1,12 +1,13 @@
 import Redis from 'ioredis';
-import { LockClient, LockRevokedError, LockLostError, type Connection, type Lock, type LostEvent, type MultiLock, type RevokeRequestedEvent } from '../../lib';
+import { LockClient, LockError, LockRevokedError, LockLostError, type Connection, type Lock, type LostEvent, type MultiLock, type Permit, type RevokeRequestedEvent } from '../../lib';
 import { HOLDER_CHANNEL } from '../../lib/store/scripts/release';
 import { startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../kit/servers';
 import { closeConnection, lockCluster, lockConnection } from '../helpers/clients';
 import { nextEvent, waitFor, withTimeout } from '../helpers/wait';
 
 // requestRelease and forceUnlock reach the holders at once, on the holder's client
-// channel (engine/holder-channel.ts): one master, a Cluster, quorum mode.
+// channel (engine/holder-channel.ts): one master, a Cluster, quorum mode (which takes
+// neither the read-write lock nor the semaphore: both are refused there up front).
 
 /** How soon a reachable holder must hear a request or a forced release. */
 const BOUND = 500;
@@ -64,6 +65,12 @@ function holdInRun(lock: Lock | MultiLock): { started: Promise<void>; aborted: P
   };
 }
 
+/** The reason `signal` aborts with. */
+function abortOf(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+}
+
 function behaves(label: string, setup: () => Promise<{ t: Topology; stop: () => Promise<void> }>): void {
   describe(label, () => {
     let t: Topology;
@@ -81,6 +88,8 @@ function behaves(label: string, setup: () => Promise<{ t: Topology; stop: () => 
     const kinds: [string, (c: LockClient, name: string) => Lock][] = [
       ['lock', (c, name) => c.getLock(name)],
       ['fair lock', (c, name) => c.getFairLock(name)],
+      ['read lock', (c, name) => c.getReadWriteLock(name).readLock()],
+      ['write lock', (c, name) => c.getReadWriteLock(name).writeLock()],
     ];
     for (const [kind, get] of kinds) {
       it(`a ${kind}'s holder is asked to let go: its signal aborts with LockRevokedError, nothing is deleted`, async () => {
@@ -123,6 +132,74 @@ function behaves(label: string, setup: () => Promise<{ t: Topology; stop: () => 
         await expect(holder.unlock()).rejects.toBeInstanceOf(LockLostError);
       });
     }
+
+    it('two readers are both asked; the write side of the name is not', async () => {
+      const name = `rv-${++n}`;
+      const readers = [holdInRun(client(t).getReadWriteLock(name).readLock()), holdInRun(client(t).getReadWriteLock(name).readLock())];
+      await Promise.all(readers.map((r) => r.started));
+      const asker = client(t).getReadWriteLock(name);
+      const { holders } = await asker.readLock().inspect();
+      expect(holders).toHaveLength(2);
+      for (const h of holders) await listening(t, h.owner);
+      expect(await asker.writeLock().requestRelease()).toBe(0);
+      expect(await asker.readLock().requestRelease()).toBe(2);
+      for (const r of readers) expect(await withTimeout(r.aborted, BOUND, 'a reader hearing the request')).toBeInstanceOf(LockRevokedError);
+      expect(await asker.readLock().isLocked()).toBe(true);
+      await Promise.all(readers.map((r) => r.finish()));
+      expect(await asker.readLock().isLocked()).toBe(false);
+    });
+
+    it("a semaphore's holders are asked to let go: each permit's signal aborts with LockRevokedError, nothing is deleted", async () => {
+      const name = `rv-${++n}`;
+      const permits: Permit[] = [];
+      const events: RevokeRequestedEvent[] = [];
+      for (const permitsWanted of [1, 2]) {
+        const sem = client(t).getSemaphore(name, 4).on('revokeRequested', (e) => events.push(e));
+        permits.push(await sem.acquire({ permits: permitsWanted }));
+      }
+      const asker = client(t).getSemaphore(name, 4);
+      const info = await asker.inspect();
+      expect(info).toMatchObject({ name, limit: 4, used: 3, waiters: 0 });
+      expect(info.holders.map((h) => h.id).sort()).toEqual(permits.map((p) => p.id).sort());
+      for (const p of permits) await listening(t, p.id);
+
+      const asked = Date.now();
+      expect(await asker.requestRelease()).toBe(2);
+      const reasons = await Promise.all(permits.map((p) => withTimeout(abortOf(p.signal), BOUND, `permit ${p.id} hearing the request`)));
+      expect(Date.now() - asked).toBeLessThan(BOUND);
+      for (const [i, reason] of reasons.entries()) {
+        expect(reason).toBeInstanceOf(LockRevokedError);
+        expect(reason).toMatchObject({ code: 'HOLDFAST_REVOKED', reason: 'revoked', lockName: name, owner: permits[i]!.id });
+      }
+      expect(events.map((e) => e.owner).sort()).toEqual(permits.map((p) => p.id).sort());
+      expect(events.every((e) => e.kind === 'semaphore')).toBe(true);
+      // Nothing deleted: the permits are held until released.
+      expect(await asker.availablePermits()).toBe(1);
+      await Promise.all(permits.map((p) => p.release()));
+      expect(await asker.availablePermits()).toBe(4);
+      expect(await asker.requestRelease()).toBe(0);
+    });
+
+    it("a semaphore's holders hear a forced release at once: lost (deleted); a waiter gets the permits", async () => {
+      const name = `rv-${++n}`;
+      const sem = client(t).getSemaphore(name, 2);
+      const lost = nextEvent<LostEvent>(sem, 'lost', BOUND);
+      const held = await sem.acquire({ permits: 2 });
+      await listening(t, held.id);
+      const waiter = client(t).getSemaphore(name, 2).acquire({ waitTime: 5_000 });
+      await waitFor(async () => (await sem.inspect()).waiters === 1, { timeout: 2_000, message: 'the waiter queued' });
+      const other = client(t).getSemaphore(name, 2);
+      const forced = Date.now();
+      expect(await other.forceRelease()).toBe(true);
+      expect(await lost).toMatchObject({ name, reason: 'deleted', owner: held.id, kind: 'semaphore' });
+      expect(Date.now() - forced).toBeLessThan(BOUND);
+      expect(held.signal.reason).toBeInstanceOf(LockLostError);
+      await expect(held.release()).rejects.toBeInstanceOf(LockLostError);
+      const next = await waiter;
+      expect((await other.inspect()).holders.map((h) => h.id)).toEqual([next.id]);
+      await next.release();
+      expect(await other.forceRelease()).toBe(false);
+    });
 
     it('requestRelease asks each name of a multi-lock holder, and is idempotent', async () => {
       const names = [`rv-${++n}`, `rv-${++n}`];
@@ -199,6 +276,11 @@ describe('quorum', () => {
     expect(await withTimeout(run.aborted, BOUND, 'the quorum holder hearing the request')).toBeInstanceOf(LockRevokedError);
     expect(await asker.isLocked()).toBe(true);
     await run.finish();
+  });
+
+  it('refuses the read-write lock and the semaphore up front (they have no quorum form), so there is nothing of theirs to ask', () => {
+    expect(() => client(t()).getReadWriteLock(`rv-${++n}`)).toThrow(LockError);
+    expect(() => client(t()).getSemaphore(`rv-${++n}`, 2)).toThrow(LockError);
   });
 
   it('a forced release reaches the holder at once', async () => {

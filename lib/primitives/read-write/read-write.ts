@@ -1,6 +1,7 @@
 import { LockError } from '../../errors/LockError.js';
 import type { LockKeys, ReadWriteKeys, ReadWriteStore, Store } from '../../store/types.js';
 import type { Primitive } from '../primitive.js';
+import { writeHoldId } from '../../store/name-keys.js';
 
 /** One side of a read-write lock: its keys (the hold's id among them) and how it is taken. */
 export interface ReadWriteSide {
@@ -35,7 +36,7 @@ export function readWriteSides(store: Store, lock: LockKeys, heartbeat: number):
   // The lock's keys read one by one: `lock` derives them on demand (NameKeys), so a spread would miss them.
   const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, queue: lock.queue, deadlines: lock.deadlines, tickets: lock.tickets, ...names };
   const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, fairChannel: names.readChannel };
-  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: `${base}#w`, fairChannel: names.writeChannel };
+  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: writeHoldId(base), fairChannel: names.writeChannel };
   return { read: side(rw, read, heartbeat), write: side(rw, write, heartbeat) };
 }
 
@@ -47,6 +48,7 @@ function side(rw: ReadWriteStore, keys: ReadWriteKeys, heartbeat: number): ReadW
     release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
     leave: (_store, _keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
     forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
+    requestRelease: (_store, _keys, timeout) => rw.requestRelease(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
   return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal } : primitive };

@@ -1,9 +1,12 @@
 -- Read-write lock: delete one side whoever holds it ('r': every read hold, 'w': the
--- write hold) and wake every waiter (each asks again). The fencing counter stays.
+-- write hold), tell its holders (their holds are lost at once, not at their next
+-- renewal) and wake every waiter (each asks again). The fencing counter stays.
 -- KEYS[1] W, KEYS[2] R, KEYS[3] E, KEYS[4] Q (see _rwqueue.lua).
--- ARGV[1] 'r' or 'w', ARGV[2] read channel, ARGV[3] write channel, ARGV[4] 'publish' or 'spublish'.
+-- ARGV[1] 'r' or 'w', ARGV[2] read channel, ARGV[3] write channel, ARGV[4] 'publish' or
+-- 'spublish', ARGV[5] holder channel prefix, ARGV[6] the side's hold id in clients.
 -- Returns 1 when a hold was deleted, 0 when there was none.
 local W, R, E, Q = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+tellHolders(ARGV[1] == 'r' and R or W, ARGV[5], 'deleted', ARGV[6])
 local deleted
 if ARGV[1] == 'r' then
   deleted = redis.call('exists', R) == 1

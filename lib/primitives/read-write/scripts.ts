@@ -42,9 +42,12 @@ export const leave = new Script<[owner: string, side: Side, wait: string, readCh
 /** rw-renew.lua: KEYS R, E, W per read hold; ARGV owner and lease per hold. */
 export const renewRead = new Script<(string | number)[], RenewReply[]>('rw-renew', sources.rwRenew, decodeRenew);
 
-/** rw-force-unlock.lua: KEYS W, R, E, Q; ARGV side, read channel, write channel, publish verb. True when a hold was deleted. */
-export const forceUnlock = new Script<[side: Side, readChannel: string, writeChannel: string, publish: PublishVerb], boolean>(
+/** rw-force-unlock.lua: KEYS W, R, E, Q; ARGV side, read channel, write channel, publish verb, holder channel prefix, hold id. True when a hold was deleted. */
+export const forceUnlock = new Script<[side: Side, readChannel: string, writeChannel: string, publish: PublishVerb, holders: string, id: string], boolean>(
   'rw-force-unlock',
   sources.rwForceUnlock,
   (raw) => Number(raw) === 1,
 );
+
+/** rw-request-release.lua: KEYS W, R, E; ARGV side, holder channel prefix, hold id. The owners asked. */
+export const requestRelease = new Script<[side: Side, holders: string, id: string], string[]>('rw-request-release', sources.rwRequestRelease, (raw) => (raw as unknown[]).map(String));

@@ -1,6 +1,7 @@
 import type { RedisClientPort } from '../../store/client/redis-client.js';
 import { granted } from '../lock/queue.js';
 import type { PublishVerb } from '../../store/scripts/acquire.js';
+import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import * as rw from './scripts.js';
 import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
@@ -68,8 +69,12 @@ export class MasterReadWrite implements ReadWriteStore {
   }
 
   forceUnlock(k: ReadWriteKeys, timeout: number): Promise<boolean> {
-    const call = rw.forceUnlock.run(this.connection, [k.write, k.read, k.readers, k.queue], [k.side, k.readChannel, k.writeChannel, this.publish]);
+    const call = rw.forceUnlock.run(this.connection, [k.write, k.read, k.readers, k.queue], [k.side, k.readChannel, k.writeChannel, this.publish, HOLDER_CHANNEL, k.id]);
     return withTimeout(call, timeout, 'forceUnlock', k.name);
+  }
+
+  requestRelease(k: ReadWriteKeys, timeout: number): Promise<string[]> {
+    return withTimeout(rw.requestRelease.run(this.connection, [k.write, k.read, k.readers], [k.side, HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
   }
 
   /**

@@ -11,7 +11,8 @@ import type { LockPort } from '../../handles/port.js';
 import { resolvePermitOptions, type ResolvedPermit } from './args.js';
 
 export { checkLimit } from './args.js';
-import type { Permit, PermitContext, PermitOptions, Semaphore } from './types.js';
+import type { Permit, PermitContext, PermitOptions, Semaphore, SemaphoreInfo } from './types.js';
+import { ownerOrigin } from '../../handles/owner-id.js';
 
 /**
  * The semaphore's keys: the lock keys of the name with ':sem' after the hash tag, so a
@@ -69,6 +70,23 @@ export class SemaphoreHandle implements Semaphore {
   async availablePermits(): Promise<number> {
     this.port.assertOpen();
     return this.limit - (await this.port.permitsHeld(this.keys, this.limit));
+  }
+
+  async requestRelease(): Promise<number> {
+    this.port.assertOpen();
+    return this.port.requestRelease(this.keys, this.kind(this.limit, 1));
+  }
+
+  async forceRelease(): Promise<boolean> {
+    this.port.assertOpen();
+    return this.port.forceUnlock(this.keys, this.kind(this.limit, 1));
+  }
+
+  async inspect(): Promise<SemaphoreInfo> {
+    this.port.assertOpen();
+    const state = await this.port.inspectPermits(this.keys);
+    const holders = state.permits.map(({ id, permits, ttl }) => ({ id, ...ownerOrigin(id), permits, ttl }));
+    return { name: this.name, limit: state.limit, used: holders.reduce((sum, h) => sum + h.permits, 0), holders, waiters: state.queued };
   }
 
   on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this {

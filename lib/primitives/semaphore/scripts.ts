@@ -41,3 +41,26 @@ export const semAvailable = new Script<[], { limit: number | null; used: number 
   const r = ints(raw);
   return { limit: r[0] < 0 ? null : r[0], used: r[1] };
 });
+
+/** sem-request-release.lua: KEYS sem, expiry; ARGV holder channel prefix, hold id. The permit ids asked. */
+export const semRequestRelease = new Script<[holders: string, id: string], string[]>('sem-request-release', sources.semRequestRelease, (raw) => (raw as unknown[]).map(String));
+
+/** sem-force-release.lua: KEYS sem, expiry, queue, deadlines, tickets; ARGV channel, publish verb, holder channel prefix, hold id. True when permits were deleted. */
+export const semForceRelease = new Script<[channel: string, publish: PublishVerb, holders: string, id: string], boolean>('sem-force-release', sources.semForceRelease, (raw) => Number(raw) === 1);
+
+/** One acquisition's permits, as sem-inspect.lua reads them. */
+export interface PermitState {
+  readonly id: string;
+  readonly permits: number;
+  /** ms left of its lease. */
+  readonly ttl: number;
+}
+
+/** sem-inspect.lua: KEYS sem, expiry, queue. The limit Redis keeps (null: none), the waiters, the live permits (soonest to expire first). */
+export const semInspect = new Script<[], { limit: number | null; queued: number; permits: PermitState[] }>('sem-inspect', sources.semInspect, (raw) => {
+  const r = raw as unknown[];
+  const permits: PermitState[] = [];
+  for (let i = 2; i + 2 < r.length; i += 3) permits.push({ id: String(r[i]), permits: Number(r[i + 1]), ttl: Number(r[i + 2]) });
+  const limit = Number(r[0]);
+  return { limit: limit < 0 ? null : limit, queued: Number(r[1]), permits };
+});

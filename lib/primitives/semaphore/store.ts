@@ -5,8 +5,9 @@ import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { heldUntil } from '../../store/lease-margin.js';
 import type { PublishVerb } from '../../store/scripts/acquire.js';
-import { semAcquire, semAvailable, semLeave, semRelease, semRenew, type SemAcquireReply } from './scripts.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreStore } from '../../store/types.js';
+import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
+import { semAcquire, semAvailable, semForceRelease, semInspect, semLeave, semRelease, semRenew, semRequestRelease, type SemAcquireReply } from './scripts.js';
+import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, SemaphoreState, SemaphoreStore } from '../../store/types.js';
 import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 
 const now = () => performance.now();
@@ -76,6 +77,18 @@ export class MasterSemaphore implements SemaphoreStore {
     const state = await withTimeout(semAvailable.run(this.connection, semKeys(k).slice(0, 2), []), timeout, 'availablePermits', k.name);
     if (state.limit !== null && state.limit !== limit) throw mismatch(k.name, state.limit, limit);
     return state.used;
+  }
+
+  requestRelease(k: LockKeys, timeout: number): Promise<string[]> {
+    return withTimeout(semRequestRelease.run(this.connection, semKeys(k).slice(0, 2), [HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
+  }
+
+  forceRelease(k: LockKeys, timeout: number): Promise<boolean> {
+    return withTimeout(semForceRelease.run(this.connection, semKeys(k), [k.fairChannel, this.publish, HOLDER_CHANNEL, k.id]), timeout, 'forceRelease', k.name);
+  }
+
+  inspect(k: LockKeys, timeout: number): Promise<SemaphoreState> {
+    return withTimeout(semInspect.run(this.connection, [k.key, `${k.key}:expiry`, k.queue], []), timeout, 'inspect', k.name);
   }
 
   /** Runs an acquire once (rules 2-4 above). */

@@ -64,6 +64,34 @@ export interface Permit extends PermitContext, AsyncDisposable {
   release(): Promise<void>;
 }
 
+/** One acquisition's permits, as {@link Semaphore.inspect} shows them. */
+export interface PermitHolder {
+  /** The permit's id in Redis (the owner id of the acquisition, `host:pid:clientId:~n`). */
+  readonly id: string;
+  /** Host of the holder's process, read from the id; null for an id of another form. */
+  readonly host: string | null;
+  /** Pid of the holder's process, read from the id; null for an id of another form. */
+  readonly pid: number | null;
+  /** How many permits this acquisition holds. */
+  readonly permits: number;
+  /** ms left of its lease. */
+  readonly ttl: number;
+}
+
+/** Who holds a semaphore's permits: {@link Semaphore.inspect}, `holdfast status NAME --json` (its `semaphore`). */
+export interface SemaphoreInfo {
+  /** The semaphore's name. */
+  readonly name: string;
+  /** The limit Redis keeps for the name while anything is held or queued; null when none. */
+  readonly limit: number | null;
+  /** Permits held now (leases not run out): the sum of the holders' `permits`. */
+  readonly used: number;
+  /** Each acquisition holding permits, the soonest to expire first. */
+  readonly holders: readonly PermitHolder[];
+  /** How many acquisitions wait in the queue. */
+  readonly waiters: number;
+}
+
 /**
  * A counting semaphore over one name (see {@link LockClient.getSemaphore}): at most
  * `limit` permits held at once, across every client. Each acquisition holds its
@@ -124,6 +152,48 @@ export interface Semaphore {
    * @throws {@link LockError} when Redis keeps another limit for the name; {@link LockUnavailableError} when Redis could not be reached.
    */
   availablePermits(): Promise<number>;
+  /**
+   * Asks every holder of permits of the name to let go (as {@link Lock.requestRelease}):
+   * each acquisition's signal aborts with a {@link LockRevokedError} and its handles emit
+   * `revokeRequested`; each holder releases when it is ready. Nothing is deleted. A holder
+   * whose client is unreachable, or runs a holdfast version without this, is not asked.
+   *
+   * @returns how many acquisitions were asked (0 when no permit is held).
+   * @throws {@link LockUnavailableError} when Redis could not be reached.
+   * @example
+   * ```ts
+   * console.log(`asked ${await locks.getSemaphore('api:quota', 10).requestRelease()} holders to let go`);
+   * ```
+   */
+  requestRelease(): Promise<number>;
+  /**
+   * Deletes every permit of the name, whoever holds it (the semaphore's
+   * {@link Lock.forceUnlock}; `holdfast release NAME --force`). A reachable holder hears it
+   * at once: its permits are `lost` (reason `deleted`) and their signal aborts. Waiters
+   * ask again, in arrival order. For permits left by a stuck holder; a crashed holder's
+   * come back by themselves within one lease.
+   *
+   * @returns true when permits were held.
+   * @throws {@link LockUnavailableError} when Redis could not be reached.
+   * @example
+   * ```ts
+   * if (await locks.getSemaphore('api:quota', 10).forceRelease()) console.warn('api:quota permits force-released');
+   * ```
+   */
+  forceRelease(): Promise<boolean>;
+  /**
+   * Who holds permits now (leases not run out), and how many wait. Reads what Redis
+   * keeps, whatever this handle's limit: `limit` is Redis's (null when nothing is held
+   * or queued), and no limit is checked.
+   *
+   * @throws {@link LockUnavailableError} when Redis could not be reached.
+   * @example
+   * ```ts
+   * const { used, limit, holders } = await locks.getSemaphore('api:quota', 10).inspect();
+   * console.log(`${used}/${limit}`, holders.map((h) => `${h.host} pid ${h.pid}`));
+   * ```
+   */
+  inspect(): Promise<SemaphoreInfo>;
   /** Listens to this name's events (kind `semaphore`). */
   on<E extends keyof LockEvents>(event: E, listener: LockEvents[E]): this;
   /** As {@link Semaphore.on}, for the next event only. */
