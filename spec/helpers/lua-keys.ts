@@ -13,8 +13,8 @@
 const KEY_ARGS: Record<string, 'first' | 'all' | 'none'> = {
   get: 'first', set: 'first', incr: 'first', pexpire: 'first', pttl: 'first',
   del: 'all', exists: 'all',
-  hget: 'first', hset: 'first', hsetnx: 'first', hdel: 'first', hexists: 'first', hgetall: 'first', hincrby: 'first', hkeys: 'first', hlen: 'first',
-  lindex: 'first', lrange: 'first', llen: 'first', lrem: 'first', rpush: 'first',
+  hget: 'first', hmget: 'first', hset: 'first', hsetnx: 'first', hdel: 'first', hexists: 'first', hgetall: 'first', hincrby: 'first', hkeys: 'first', hlen: 'first',
+  lindex: 'first', lpop: 'first', lrange: 'first', llen: 'first', lrem: 'first', rpush: 'first',
   zadd: 'first', zrem: 'first', zscore: 'first', zrange: 'first', zrangebyscore: 'first',
   // Channels are not keys: Dragonfly checks the keys a script touches, not where it publishes.
   publish: 'none', spublish: 'none', time: 'none',

@@ -7,13 +7,16 @@
 -- prefix, ARGV[4] the holds' id in clients (the semaphore's key).
 -- Returns 1 when permits were deleted, 0 when none was held.
 local q = {sem = KEYS[1], expiry = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5], channel = ARGV[1], how = ARGV[2]}
-semPrune(q, clock())
+local s = semRead(q)
+semPrune(q, s, clock())
 local told = tellHolders(q.sem, ARGV[3], 'deleted', ARGV[4])
-for _, id in ipairs(told) do semDrop(q, id) end
+for _, id in ipairs(told) do semDrop(q, s, id, nil) end
 if redis.call('llen', q.queue) == 0 then
   redis.call('del', q.sem, q.expiry, q.tickets)
 else
-  redis.call('hset', q.sem, 'used', 0)
+  s.used = 0
+  s.dirty = true
+  semWrite(q, s)
   notify(q.channel, '*', q.how)
 end
 return #told > 0 and 1 or 0

@@ -12,7 +12,7 @@ local function tellOwners(owners, prefix, verb, id)
 end
 
 -- Tells every holder of a hold hash: its fields that are owner ids (they have a ':'; a
--- semaphore's hash also keeps 'limit', 'used' and 'stamp').
+-- semaphore's hash also keeps 'limit', 'used', 'stamp' and 'keep').
 local function tellHolders(hash, prefix, verb, id)
   local owners = {}
   for _, field in ipairs(redis.call('hkeys', hash)) do

@@ -18,7 +18,9 @@
 -- re-locks at once keeps going without a message per section. The server's clock is the
 -- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
--- The semaphore waits on this queue too (_semaphore.lua).
+-- The semaphore and the read-write lock wait on this queue too, with no window (nil):
+-- no newcomer passes their head, so they keep no tenure ('#head', '#woken').
+-- The semaphore's queue: _semaphore.lua.
 
 -- A waiter's heartbeat lease when the call leaves it off: the client's default
 -- watchdogTimeout (the client reads it from this source, one constant per line).
@@ -31,11 +33,14 @@ local function clock()
 end
 
 -- The head's tenure starts `now`. With the lock free, the head is woken to take it.
-local function newHead(q, now)
-  local head = redis.call('lindex', q.queue, 0)
+-- `head`: the queue's head when the caller has just read it.
+local function newHead(q, now, head)
+  head = head or redis.call('lindex', q.queue, 0)
   if not head then return end
-  redis.call('hset', q.tickets, '#head', now)
-  redis.call('hdel', q.tickets, '#woken')
+  if q.window then
+    redis.call('hset', q.tickets, '#head', now)
+    redis.call('hdel', q.tickets, '#woken')
+  end
   if q.lock and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
@@ -58,13 +63,14 @@ end
 -- its last waiter, but for grant marks in tickets, which stand while their owner holds.
 local function dequeue(q, owner, now)
   local head = redis.call('lindex', q.queue, 0)
-  redis.call('lrem', q.queue, 0, owner)
+  if head == owner then redis.call('lpop', q.queue) else redis.call('lrem', q.queue, 0, owner) end
   redis.call('zrem', q.deadlines, owner)
-  if redis.call('exists', q.queue) == 0 then
+  local next = redis.call('lindex', q.queue, 0)
+  if not next then
     redis.call('del', q.deadlines)
-    redis.call('hdel', q.tickets, '#head', '#woken')
+    if q.window then redis.call('hdel', q.tickets, '#head', '#woken') end
   elseif head == owner then
-    newHead(q, now)
+    newHead(q, now, next)
   end
 end
 
@@ -95,7 +101,7 @@ local function enqueue(q, owner, head, ticket, heartbeat, now)
     redis.call('rpush', q.queue, owner)
     if not head then
       head = owner
-      redis.call('hset', q.tickets, '#head', now)
+      if q.window then redis.call('hset', q.tickets, '#head', now) end
     end
   end
   redis.call('zadd', q.deadlines, now + heartbeat, owner)
@@ -117,8 +123,9 @@ end
 -- the head's client channel (the releasing client also hands it to its own wait from the
 -- reply). Woken to ask instead: a head with no `give` (no grant allowed), or whose ticket
 -- is older than half its lease (too little of it would be left). Returns the message.
-local function grantTo(q, head, now, give)
-  local wait, lease, at = string.match(redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)')
+-- `ticket`: the head's ticket when the caller has just read it.
+local function grantTo(q, head, now, give, ticket)
+  local wait, lease, at = string.match(ticket or redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)')
   if not give or not wait or now - tonumber(at) > tonumber(lease) / 2 then
     wakeOwner(q.channel, head, q.how)
     return nil

@@ -9,6 +9,7 @@
  * redis-semaphore polls every `retryInterval` (10 ms, its default) and grants whoever
  * polls when permits are free; holdfast queues waiters in Redis and wakes them by pub/sub.
  */
+import path from 'node:path';
 import type Redis from 'ioredis';
 import { MultiSemaphore, Semaphore as PeerSemaphore } from 'redis-semaphore';
 import { LockClient } from '../../../lib';
@@ -30,8 +31,11 @@ const permitsOf = (w: number) => (w % 8 === 0 ? BIG : 1);
 
 type Open = (name: string, connections: Redis[]) => { workers: Worker[]; close(): Promise<void> };
 
-const holdfast: Open = (name, conns) => {
-  const clients = conns.map((c) => new LockClient(c, { watchdogTimeout: LEASE }));
+/** What this scenario uses of a holdfast version (the working tree's, or --baseline's). */
+type SemaphoreClientClass = new (connection: Redis, options: { watchdogTimeout: number }) => Pick<LockClient, 'getSemaphore' | 'on' | 'close'>;
+
+const holdfastOf = (Client: SemaphoreClientClass): Open => (name, conns) => {
+  const clients = conns.map((c) => new Client(c, { watchdogTimeout: LEASE }));
   for (const c of clients) c.on('error', (e) => noteError('holdfast semaphore error', e));
   const workers = Array.from({ length: WORKERS }, (_, w): Worker => {
     const sem = clients[w % clients.length]!.getSemaphore(name, LIMIT);
@@ -54,10 +58,24 @@ const peer: Open = (name, conns) => {
   return { workers, close: async () => undefined };
 };
 
-const IMPLS: (ImplDef & { run: Open })[] = [
-  { id: 'redis-semaphore-sem', label: 'redis-semaphore Semaphore', family: 'redis-semaphore', open: unused, run: peer },
-  { id: 'holdfast-sem', label: 'holdfast Semaphore', family: 'holdfast', open: unused, run: holdfast },
-];
+const holdfast = holdfastOf(LockClient);
+
+/**
+ * The implementations, with --baseline's holdfast as a third: its lib/index.ts, loaded
+ * the way this scenario loads the working tree's (through tsx), so the two compare alike.
+ */
+function implsOf(baseline: Env['baseline']): (ImplDef & { run: Open })[] {
+  const impls: (ImplDef & { run: Open })[] = [
+    { id: 'redis-semaphore-sem', label: 'redis-semaphore Semaphore', family: 'redis-semaphore', open: unused, run: peer },
+    { id: 'holdfast-sem', label: 'holdfast Semaphore', family: 'holdfast', open: unused, run: holdfast },
+  ];
+  if (baseline) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(path.join(baseline.dir, 'lib', 'index.ts')) as { LockClient: SemaphoreClientClass };
+    impls.push({ id: `holdfast-sem@${baseline.ref}`, label: `holdfast@${baseline.ref} Semaphore`, family: 'holdfast-baseline', twinOf: 'holdfast-sem', open: unused, run: holdfastOf(mod.LockClient) });
+  }
+  return impls;
+}
 
 function unused(): never {
   throw new Error('the semaphore scenario opens its implementations itself');
@@ -65,6 +83,7 @@ function unused(): never {
 
 export async function semaphore(env: Env): Promise<ScenarioResult> {
   const { cfg } = env;
+  const IMPLS = implsOf(env.baseline);
   const records: RoundRecord[] = [];
   const samples = new Map<string, number[]>(IMPLS.map((i) => [i.id, []]));
   const bigP99: Record<string, number[]> = {};

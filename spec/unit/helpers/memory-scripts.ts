@@ -55,8 +55,8 @@ export function mint(r: MemoryRedis, fence: string, retention: number): number {
 
 // ---- _queue.lua --------------------------------------------------------------------
 
-function newHead(r: MemoryRedis, q: QueueContext, now: number): void {
-  const head = r.lindex0(q.queue);
+function newHead(r: MemoryRedis, q: QueueContext, now: number, known?: string): void {
+  const head = known ?? r.lindex0(q.queue);
   if (head === undefined) return;
   r.hset(q.tickets, '#head', now);
   r.hdel(q.tickets, '#woken');
@@ -77,14 +77,16 @@ function prune(r: MemoryRedis, q: QueueContext, now: number): void {
 
 function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number): void {
   const head = r.lindex0(q.queue);
+  // LPOP for the head, LREM otherwise: an owner is queued once, so both remove it alike.
   r.lrem(q.queue, owner);
   r.zrem(q.deadlines, owner);
-  if (r.exists(q.queue) === 0) {
+  const next = r.lindex0(q.queue);
+  if (next === undefined) {
     r.del(q.deadlines);
     r.hdel(q.tickets, '#head');
     r.hdel(q.tickets, '#woken');
   } else if (head === owner) {
-    newHead(r, q, now);
+    newHead(r, q, now, next);
   }
 }
 
