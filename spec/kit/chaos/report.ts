@@ -66,7 +66,7 @@ function row({ mode, result: r }: ReportRow): string {
     count(byClass),
     `${r.report.lostHolds} (longest ${r.report.detection.maxDelayMs} ms)`,
     String(r.register.fencedOffLate),
-    `${r.waits.worstOverBudgetMs} ms`,
+    `${r.waits.worstOverBudgetMs} ms (${r.waits.worstPastBoundMs} ms)`,
     String(r.leftovers),
   ];
   return `| ${cells.join(' | ')} |`;
@@ -87,7 +87,7 @@ export function table(rows: readonly ReportRow[], meta: { date: string; seed: nu
   return [
     `Run of ${meta.date} on ${machine()}: ${meta.seconds} s per mode, base seed ${meta.seed}; a row's options replay its run (\`npm run chaos -- OPTIONS --minutes N\`). Regenerate: \`npm run chaos -- --report --minutes 5\`.`,
     '',
-    '| mode | claim | options | sections | faults by kind | two holders, excused (by) | violations by class | losses reported (longest detection) | late writes fenced off | worst wait past budget | leftovers |',
+    '| mode | claim | options | sections | faults by kind | two holders, excused (by) | violations by class | losses reported (longest detection) | late writes fenced off | worst wait past budget (past budget + command bound) | leftovers |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(row),
   ].join('\n');
