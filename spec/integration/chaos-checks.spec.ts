@@ -124,6 +124,23 @@ describe('faults that excuse nothing', () => {
     expect(overlaps({ kind, worker: 0, begin: 1_200, end: 1_400 })).toEqual(['overlap']);
   });
 
+  it("a Cluster failover excuses the overlap only when its old master was killed and served the lock, and only a holder told of its loss", () => {
+    const killed: Fault = { kind: 'failover', master: 2, locks: ['main'], how: 'killed', begin: 1_200, end: 1_400 };
+    const r = checkHistory([a, b], [killed], { lease: LEASE });
+    expect(r.violations).toEqual([]);
+    expect(r.excused.failover).toBe(1);
+    // A planned CLUSTER FAILOVER loses nothing; a killed master serving other locks lost none of this one's.
+    expect(overlaps({ ...killed, how: 'manual' })).toEqual(['overlap']);
+    expect(overlaps({ ...killed, locks: ['aux-1'] })).toEqual(['overlap']);
+    // The first holder never told: no excuse.
+    const untold = checkHistory([{ ...a, lostAt: undefined, outcome: 'released' }, b], [killed], { lease: LEASE });
+    expect(untold.violations.map((v) => v.message)).toEqual([expect.stringMatching(/failed over meanwhile.*never learned/)]);
+    // A token that went back across it (the replica's counter lagged) is counted, not a violation.
+    const back = checkHistory([a, { ...b, token: 1 }], [killed], { lease: LEASE });
+    expect(back.violations.filter((v) => v.kind === 'token')).toEqual([]);
+    expect(back.tokenResets).toBe(1);
+  });
+
   it("a holder's loop stall explains its own losses only; it excuses an overlap only as a loop gap the worker logged", () => {
     const stall: Fault = { kind: 'loopStall', worker: 0, pid: 100, begin: 1_100, end: 1_890 };
     expect(explainsLossOf(stall, a)).toBe(true);
