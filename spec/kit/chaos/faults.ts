@@ -3,7 +3,7 @@
  * each may excuse or explain in the history (spec/kit/chaos/history.ts).
  *
  * Excuses (two holders at once allowed): only 'restart' (an empty restart: the lock's
- * data is gone), a Cluster 'failover' whose old master was killed (what it had not
+ * data is gone), a Cluster 'failover' whose old master was killed or overruled (FORCE: what it had not
  * replicated is gone), a 'pause' of the holder longer than the lease, and a holder whose
  * process ran nothing past its deadline (its loop gap: 'loopStall' shows as one).
  * Every other fault excuses nothing: a lock must keep mutual exclusion through it.
@@ -21,7 +21,7 @@
  * loopStall: a worker blocks its own event loop (busy wait) for longer than a third of
  * the lease. failover (Sentinel): the primary SIGKILLed, a replica promoted, the old one
  * back as a replica; (Cluster with replicas): a master serving a lock SIGKILLed until
- * its replica takes over, or its replica told CLUSTER FAILOVER, the old master back as
+ * its replica takes over, or its replica told CLUSTER FAILOVER (FORCE or not), the old master back as
  * a replica either way. replicaLag (Sentinel): every replica SIGSTOPped for a while (WAIT
  * gets no acknowledgement: syncReplicas refuses grants and renewals meanwhile).
  * migrate (Cluster): a name's slot moved to another node while in use (ASK, TRYAGAIN,
@@ -73,8 +73,8 @@ export interface Fault {
    * locks the failed-over master served.
    */
   locks?: string[];
-  /** Cluster failover: the master was SIGKILLed (its replica promoted on its own), or its replica told CLUSTER FAILOVER. */
-  how?: 'killed' | 'manual';
+  /** Cluster failover: the master was SIGKILLed (its replica promoted on its own), its replica told CLUSTER FAILOVER FORCE ('forced'), or CLUSTER FAILOVER ('manual', nothing lost). */
+  how?: 'killed' | 'forced' | 'manual';
   /** When the fault began (for a restart: the moment the old server was dead). */
   begin: number;
   /** When it ended (resume, restart done, proxy forwarding again). */
@@ -84,13 +84,13 @@ export interface Fault {
 /**
  * The fault could have lost this lock's data: an empty restart of the Cluster node
  * serving its slot, or of a master holding every lock; or a Cluster failover after the
- * node serving its slot was killed (asynchronous replication: what the replica had not
- * received is gone). A planned CLUSTER FAILOVER loses nothing, and a Sentinel failover
+ * node serving its slot was killed, or forced (asynchronous replication: what the
+ * replica had not received is gone). A planned CLUSTER FAILOVER loses nothing, and a Sentinel failover
  * is judged by its own mode (with syncReplicas it must lose nothing; without, its
  * overlaps are shown as violations of a mode docs/safety.md calls unsafe).
  */
 export function losesDataOf(f: Fault, lock: string): boolean {
-  if (f.kind === 'failover') return f.how === 'killed' && f.locks !== undefined && f.locks.includes(lock);
+  if (f.kind === 'failover') return (f.how === 'killed' || f.how === 'forced') && f.locks !== undefined && f.locks.includes(lock);
   return f.kind === 'restart' && (f.locks === undefined || f.locks.includes(lock));
 }
 

@@ -18,8 +18,8 @@ function clusterRestarts(faults: readonly Fault[]): string[] {
 function clusterFailovers(faults: readonly Fault[]): string[] {
   const failovers = faults.filter((f) => f.kind === 'failover' && f.how !== undefined);
   if (failovers.length === 0) return [];
-  const killed = failovers.filter((f) => f.how === 'killed').length;
-  return [`  failovers: master killed ${killed}, CLUSTER FAILOVER ${failovers.length - killed}`];
+  const n = (how: Fault['how']) => failovers.filter((f) => f.how === how).length;
+  return [`  failovers: master killed ${n('killed')}, CLUSTER FAILOVER FORCE ${n('forced')}, CLUSTER FAILOVER ${n('manual')}`];
 }
 
 export function formatReport(r: Report, faults: readonly Fault[]): string {

@@ -18,10 +18,10 @@
  *    library's allowance for late timers) from before the overlap began until it
  *    reported the loss: the machine starved it, a pause nobody injected. In Cluster mode
  *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
- *    excuses nothing for the others; so does a failover whose old master was killed
+ *    excuses nothing for the others; so does a failover whose old master was killed or overruled
  *    (its replica may lack the last grants: 'failover'), and a planned one excuses nothing;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
- *    empty restart (the `:fence` counter lived in memory) or a killed master's failover
+ *    empty restart (the `:fence` counter lived in memory) or a killed or forced failover
  *    (its replica's counter may lag), and is counted (read-write
  *    locks: writes' tokens; a read carries at least the token of every write that
  *    ended before it began);
@@ -204,7 +204,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     // may have come from the old server (its reply in flight while the kill went out).
     const dataLostBetween = (from: number, to: number): boolean =>
       new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from - slack && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
-    /** A Cluster failover of this lock's node, its old master killed, in (from, to]. */
+    /** A Cluster failover of this lock's node that may have lost data (its old master killed or overruled), in (from, to]. */
     const failedOverBetween = (from: number, to: number): boolean => lockFaults.some((f) => f.kind === 'failover' && f.begin > from - slack && f.begin <= to);
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
@@ -232,7 +232,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
         }
         if (failedOverBetween(a.start, b.start)) {
           if (a.lostAt === undefined && !a.killed) {
-            violations.push({ kind: 'overlap', lock, message: `${what}: the Cluster failed over meanwhile (its old master killed), but the first holder never learned it lost the lock` });
+            violations.push({ kind: 'overlap', lock, message: `${what}: the Cluster failed over meanwhile (its old master killed or overruled), but the first holder never learned it lost the lock` });
           } else report.excused.failover++;
           excusedPairs.add(`${a.id}|${b.id}`);
           continue;
