@@ -141,6 +141,11 @@ describe('chaos checker on hand-made histories', () => {
     expect(overlaps({ pid: 100, from: 1_600, to: 1_800 })).toEqual(['overlap']);
     // It ran from the gap's end well before its report.
     expect(overlaps({ pid: 100, from: 1_620, to: 1_840 })).toEqual(['overlap']);
+    // Resumed, it caught up on its backlog for a while (a second gap 2 ms after the first,
+    // as after a SIGSTOP shorter than its lease that spanned its lease's end): one stretch.
+    expect(overlaps({ pid: 100, from: 1_620, to: 1_840 }, { pid: 100, from: 1_842, to: 1_870 })).toEqual([]);
+    // Running 30 ms between the two, it could have reported then.
+    expect(overlaps({ pid: 100, from: 1_620, to: 1_810 }, { pid: 100, from: 1_840, to: 1_870 })).toEqual(['overlap']);
     // Another process's gap excuses nothing.
     expect(overlaps({ pid: 101, from: 1_620, to: 1_870 })).toEqual(['overlap']);
     // Never reported at all: no gap excuses that.

@@ -134,13 +134,29 @@ export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: num
  * A loop gap of the hold's process that began before `before` (when the other holder got
  * in) and lasted until about the moment the hold reported its loss: the process could
  * not report it sooner. Only gaps longer than the library's allowance for late timers
- * count: shorter ones its deadlines absorb, so an overlap across them is a bug.
+ * count: shorter ones its deadlines absorb, so an overlap across them is a bug. Gaps the
+ * sampler logged one right after the other (the process ran less than one of its ticks
+ * in between: a resumed process catching up on its backlog) count as one.
  */
 export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
   if (h.lostAt === undefined) return undefined;
   // The sampler and the watchdog fire in the same turn after a gap, either first.
   const sameTurn = 20;
-  return gaps.find((g) => g.pid === h.pid && g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+  return chained(gaps.filter((g) => g.pid === h.pid)).find((g) => g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+}
+
+/** The loop sampler's period (worker.ts): two gaps closer than this are one stretch in which the process hardly ran. */
+const SAMPLER_TICK = 10;
+
+/** One process's gaps, those that follow each other within a sampler tick merged. */
+function chained(gaps: readonly LoopGap[]): LoopGap[] {
+  const out: LoopGap[] = [];
+  for (const g of [...gaps].sort((a, b) => a.from - b.from)) {
+    const last = out[out.length - 1];
+    if (last && g.from - last.to < SAMPLER_TICK) out[out.length - 1] = { ...last, to: Math.max(last.to, g.to) };
+    else out.push(g);
+  }
+  return out;
 }
 
 /** A pause of the hold's process, longer than its lease (a fixed one, or the watchdog's), that began before `before`. */
