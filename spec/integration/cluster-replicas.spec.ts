@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { rawCommand, startCluster, type TestCluster } from './kit/servers';
-import { ioredisOnly } from './helpers/clients';
+import { rawCommand, startCluster, type TestCluster } from '../kit/servers';
+import { ioredisOnly } from '../helpers/clients';
 
 // A Redis Cluster with one replica per master (spec/kit/servers: startCluster({ replicas })),
 // as the chaos run's --cluster --replicas mode uses it.
@@ -27,9 +27,9 @@ it('starts three masters, each with a replica in sync', async () => {
 ioredisOnly('its Cluster says -node for each replica before ready')(
   'a LockClient on a new Cluster client takes its first lock when the Cluster has replicas',
   async () => {
-    const fixture = path.join(__dirname, 'fixtures', 'cluster-first-lock.ts');
+    const fixture = path.join(__dirname, '..', 'fixtures', 'cluster-first-lock.ts');
     const out = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['-r', 'tsx/cjs', fixture, JSON.stringify(cluster.startupNodes)], { cwd: path.join(__dirname, '..'), timeout: 20_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) =>
+      execFile(process.execPath, ['-r', 'tsx/cjs', fixture, JSON.stringify(cluster.startupNodes)], { cwd: path.join(__dirname, '..', '..'), timeout: 20_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) =>
         error ? reject(new Error(`${error.killed ? 'no lock within 20 s (the process was killed)' : error.message}\n${stderr}`)) : resolve(stdout),
       );
     });
