@@ -8,7 +8,7 @@ import { settledWithin } from '../util/timeout.js';
 import { backoff, refusedSleep } from './backoff.js';
 import { Bell } from './bell.js';
 import type { Hold } from './hold.js';
-import { KeyWatches, type Wait } from './key-watch.js';
+import { KeyWatches, subscribedBy, type Wait } from './key-watch.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
@@ -161,7 +161,7 @@ export class Waits {
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
-      if (watch?.ready) subscribed = await this.subscribed(wait, watch.ready, deadline);
+      if (watch?.ready) subscribed = await subscribedBy(wait, watch.ready, deadline);
       for (;;) {
         if (host.closed) {
           // Rejected when the client's close() rejects waits (see WaitHost.rejectingWaits).
@@ -246,7 +246,7 @@ export class Waits {
           // A wait outside every scope that blocks is watched for the silent self-deadlock.
           if (!stalled && currentScope() === undefined) this.stalls.watch(wait);
           stalled = true;
-          subscribed = await this.subscribed(wait, this.watches.subscribe(watch), deadline);
+          subscribed = await subscribedBy(wait, this.watches.subscribe(watch), deadline);
           continue;
         }
         await wait.bell.sleep(Math.min(refusedSleep(result, queued, this.heartbeat), deadline - now()));
@@ -265,24 +265,6 @@ export class Waits {
       const leaving = granted ? undefined : this.leave(wait);
       if (leaving && lastError === undefined) await settledWithin(leaving, deadline + host.timeoutFor(request.lease) - now());
     }
-  }
-
-  /**
-   * Waits for the key's subscription (`ready`), but not past the wait's deadline, an
-   * abort or a message: a subscription can take its own bound (2 s) when the server
-   * does not answer SUBSCRIBE (a Cluster's sharded subscriber sent to a slot's former
-   * node after a migration), longer than what is left of the wait. Whether subscribed;
-   * if not, the next refusal waits for it again (the same promise), and the wait ends
-   * at its deadline meanwhile.
-   */
-  private async subscribed(wait: Wait, ready: Promise<unknown>, deadline: number): Promise<boolean> {
-    let done = false;
-    const settled = ready.then(
-      () => void (done = true),
-      () => void (done = true),
-    );
-    await wait.bell.sleep(deadline - now(), settled);
-    return done;
   }
 
   /**
