@@ -328,4 +328,14 @@ describe('a real chaos run', () => {
     expect(result.clientsChecked.clients).toBeGreaterThanOrEqual(9);
     expect(result.clientsChecked.shardSubscribers).toBeGreaterThanOrEqual(1);
   });
+
+  it('a Cluster with a replica per master fails over (a master killed, or CLUSTER FAILOVER with or without FORCE) with every loss told', async () => {
+    // Failovers only: a killed master takes ~9 s (promotion after the 2 s node timeout, then its return as a replica).
+    const result = await runChaos({ mode: 'cluster', replicas: true, faults: ['failover'], durationMs: 20_000, faultGap: [500, 1_200] });
+    expectNoViolations(result);
+    expect(result.faultsByKind.failover).toBeGreaterThanOrEqual(1);
+    for (const f of result.faults) expect(f).toMatchObject({ kind: 'failover', locks: expect.any(Array), how: expect.stringMatching(/^(killed|forced|manual)$/) });
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(30);
+    expect(result.register.writes).toBeGreaterThan(100);
+  });
 });
