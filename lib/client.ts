@@ -17,7 +17,7 @@ import type { Semaphore } from './primitives/semaphore/types.js';
 import { ReadWriteLockHandle } from './primitives/read-write/handle.js';
 import type { ReadWriteLock } from './primitives/read-write/types.js';
 import { readWriteSides } from './primitives/read-write/read-write.js';
-import { checkName, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
+import { checkName, commandBound, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
 import { fairLock } from './primitives/lock/fair.js';
 import { BARGING_WINDOW, reentrantLock } from './primitives/lock/plain.js';
 import type { Primitive } from './primitives/primitive.js';
@@ -100,7 +100,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     // WAIT has no key: a Cluster would send it to any node, not to the one that took the write.
     if (syncReplicas && connections.some(isCluster)) throw new TypeError('options.syncReplicas is not supported with a Cluster: WAIT cannot be routed to the node of a lock');
     const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
-    const timeoutFor = (lease: number) => commandTimeout ?? Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
+    const timeoutFor = (lease: number) => commandBound(lease, commandTimeout);
     const report = (error: Error) => this.engine.error(error);
     const masters = connections.map((c) => new MasterStore(clientPort(c, timeoutFor(watchdogTimeout), report), levelsNow, keyRetention, syncReplicas));
     this.store = Array.isArray(connection)

@@ -171,6 +171,15 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? (value.constructor?.name ?? 'an object') : typeof value;
 }
 
+/**
+ * The bound of one Redis call about a hold of `lease` ms: `commandTimeout` if set, else
+ * a third of the lease within 100..1000 ms. A wait settles within its waitTime plus
+ * this (DESIGN "Waiting"); with syncReplicas, plus the WAIT's own timeout.
+ */
+export function commandBound(lease: number, commandTimeout: number | undefined): number {
+  return commandTimeout ?? Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
+}
+
 export function resolveClientOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {};
   if (!isObject(options)) throw new TypeError(`options must be an object, got ${describe(options)}`);

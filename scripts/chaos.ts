@@ -9,6 +9,7 @@
  *   npm run chaos -- --clock      # the server's clock is stepped forward and back (unsafe: overlaps show)
  *   npm run chaos -- --quorum     # 3 independent masters (quorum mode)
  *   npm run chaos -- --cluster    # a 3-master Redis Cluster
+ *   npm run chaos -- --cluster --replicas   # one replica per master; failovers (kill, CLUSTER FAILOVER)
  *   npm run chaos -- --semaphore  # workers also take 1-3 permits of semaphore 'sem' (limit 5)
  *   npm run chaos -- --rw         # read-write locks: never a reader and a writer at once, writers get in
  *   npm run chaos -- --fair       # fair locks (one Redis or --cluster)
@@ -25,7 +26,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runChaos, type ChaosOptions } from '../spec/kit/chaos/run';
-import { AOF_FAULT_KINDS, CLOCK_FAULT_KINDS, CLUSTER_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type FaultKind } from '../spec/kit/chaos/faults';
+import { AOF_FAULT_KINDS, CLOCK_FAULT_KINDS, CLUSTER_FAULT_KINDS, CLUSTER_REPLICA_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type FaultKind } from '../spec/kit/chaos/faults';
 import { freshSeed } from '../spec/kit/chaos/prng';
 import { runReport } from '../spec/kit/chaos/report';
 
@@ -37,7 +38,7 @@ type CommandLine = ChaosOptions & { report?: boolean };
  * way the Node version tokenizes it: it is never a valid count here.
  */
 function readCommandLine(argv: string[]): CommandLine {
-  const usage = 'use --minutes N, --seconds N, --seed N, --workers N, --tasks N, --aof, --clock, --quorum, --cluster, --semaphore, --rw, --fair, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs, --report';
+  const usage = 'use --minutes N, --seconds N, --seed N, --workers N, --tasks N, --aof, --clock, --quorum, --cluster [--replicas], --semaphore, --rw, --fair, --multi, --sentinel [--sync-replicas], --faults kill,pause,..., --keep-logs, --report';
   let values: ReturnType<typeof parseCommandLine>['values'];
   try {
     ({ values } = parseCommandLine(argv));
@@ -80,6 +81,8 @@ function readCommandLine(argv: string[]): CommandLine {
   if (values.semaphore) opts.semaphore = true;
   if (values.quorum) opts.mode = 'quorum';
   if (values.cluster) opts.mode = 'cluster';
+  if (values.replicas && !values.cluster) throw new Error('--replicas goes with --cluster (Sentinel mode has its own replicas)');
+  if (values.replicas) opts.replicas = true;
   if (values.rw) opts.readWrite = true;
   if (values.rw && values.quorum) throw new Error('--rw: read-write locks refuse quorum mode');
   if (values.multi && values.rw) throw new Error('--multi and --rw exclude each other: a multi-lock takes plain locks of the names the read-write locks use');
@@ -90,7 +93,7 @@ function readCommandLine(argv: string[]): CommandLine {
   if (values['sync-replicas']) opts.syncReplicas = true;
   if (values.faults !== undefined) {
     const list = values.faults.split(',').filter(Boolean);
-    const allowed = values.sentinel ? SENTINEL_FAULT_KINDS : values.cluster ? CLUSTER_FAULT_KINDS : values.clock ? CLOCK_FAULT_KINDS : values.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
+    const allowed = values.sentinel ? SENTINEL_FAULT_KINDS : values.cluster ? (values.replicas ? CLUSTER_REPLICA_FAULT_KINDS : CLUSTER_FAULT_KINDS) : values.clock ? CLOCK_FAULT_KINDS : values.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
     const bad = list.filter((k) => !allowed.includes(k as FaultKind));
     if (list.length === 0 || bad.length > 0) throw new Error(`--faults takes a comma-separated list of ${allowed.join(', ')}, got '${values.faults}'`);
     opts.faults = list as FaultKind[];
@@ -116,6 +119,7 @@ function parseCommandLine(argv: string[]) {
       'keep-logs': { type: 'boolean' },
       quorum: { type: 'boolean' },
       cluster: { type: 'boolean' },
+      replicas: { type: 'boolean' },
       semaphore: { type: 'boolean' },
       multi: { type: 'boolean' },
       rw: { type: 'boolean' },

@@ -149,3 +149,21 @@ export class KeyWatches {
 function ownChannel(channel: string, owner: string): string {
   return `${channel}:${owner.slice(0, owner.lastIndexOf(':') + 1) || owner}`;
 }
+
+/**
+ * Waits for a key's subscription (`ready`), but not past the wait's deadline, an abort
+ * or a message (the wait's bell): a subscription may take its own bound (2 s) when the
+ * server does not answer SUBSCRIBE (a Cluster's sharded subscriber sent to a slot's
+ * former node after a migration), longer than what is left of the wait (DESIGN
+ * "Waiting": waitTime plus one command bound). Whether subscribed; if not, the wait's
+ * next refusal waits for the same promise again, and its deadline ends it meanwhile.
+ */
+export async function subscribedBy(wait: Wait, ready: Promise<unknown>, deadline: number): Promise<boolean> {
+  let done = false;
+  const settled = ready.then(
+    () => void (done = true),
+    () => void (done = true),
+  );
+  await wait.bell.sleep(deadline - performance.now(), settled);
+  return done;
+}

@@ -4,10 +4,11 @@ import { heldUntil } from '../store/lease-margin.js';
 import type { Granted, Refused } from '../store/types.js';
 import { currentScope } from '../scope.js';
 import { Background } from '../util/background.js';
+import { settledWithin } from '../util/timeout.js';
 import { backoff, refusedSleep } from './backoff.js';
 import { Bell } from './bell.js';
 import type { Hold } from './hold.js';
-import { KeyWatches, type Wait } from './key-watch.js';
+import { KeyWatches, subscribedBy, type Wait } from './key-watch.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
@@ -160,10 +161,7 @@ export class Waits {
     try {
       // Subscribed already (another waiter, or a linger): watched before the first
       // attempt, which then needs no second one after a refusal.
-      if (watch?.ready) {
-        await watch.ready;
-        subscribed = true;
-      }
+      if (watch?.ready) subscribed = await subscribedBy(wait, watch.ready, deadline);
       for (;;) {
         if (host.closed) {
           // Rejected when the client's close() rejects waits (see WaitHost.rejectingWaits).
@@ -188,8 +186,14 @@ export class Waits {
           wait.behindRelease = false;
           continue;
         }
-        // Waits 'client' ask one at a time, oldest first.
+        // Waits 'client' ask one at a time, oldest first. One whose deadline comes while
+        // another of its client asks ends as one attempt would then (attemptOnly): the
+        // line does not hold it past its budget.
         if (!queued && watch!.line[0] !== wait) {
+          if (deadline - now() <= 0) {
+            if (lastError !== undefined) throw unavailable(keys.name, lastError);
+            return null;
+          }
           await wait.bell.sleep(deadline - now());
           continue;
         }
@@ -242,8 +246,7 @@ export class Waits {
           // A wait outside every scope that blocks is watched for the silent self-deadlock.
           if (!stalled && currentScope() === undefined) this.stalls.watch(wait);
           stalled = true;
-          await this.watches.subscribe(watch);
-          subscribed = true;
+          subscribed = await subscribedBy(wait, this.watches.subscribe(watch), deadline);
           continue;
         }
         await wait.bell.sleep(Math.min(refusedSleep(result, queued, this.heartbeat), deadline - now()));
@@ -254,10 +257,13 @@ export class Waits {
       if (watch) this.watches.leave(keys, owner, wait, watch);
       this.waits.delete(wait.id);
       // Settles after its cleanup (see the class; no attempt is out here), unless Redis
-      // failed its last attempt: its leave then goes on in the background (reported if it
-      // fails), so a call does not overrun its bound waiting on a Redis that is gone.
+      // failed its last attempt, or the leave outlasts the wait's bound (its deadline plus
+      // one command bound, DESIGN "Waiting"): the leave then goes on in the background
+      // (reported if it fails), so a call does not overrun its bound waiting on a Redis
+      // that is gone or slow. The leave of a wait that never took up its grant only
+      // removes its own entry (its id is unique) and gives back a grant made to it.
       const leaving = granted ? undefined : this.leave(wait);
-      if (lastError === undefined) await leaving;
+      if (leaving && lastError === undefined) await settledWithin(leaving, deadline + host.timeoutFor(request.lease) - now());
     }
   }
 

@@ -122,3 +122,20 @@ export function boundThen<T, R>(
     );
   });
 }
+
+/**
+ * Resolves once `promise` has settled or `ms` has passed, whichever comes first
+ * (Infinity: once it settles); never rejects. For a caller that waits for background
+ * work only within its own bound, leaving the work to go on.
+ */
+export function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = ms < Infinity ? setTimeout(resolve, ms) : undefined;
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
+}

@@ -3,10 +3,11 @@
  * fenced register (register-check.ts), the waits' outcomes and budgets and writer
  * starvation (waits-check.ts), and the faults that excuse nothing (faults.ts).
  */
-import { checkHistory, type Fault, type Hold, type LogRecord } from '../kit/chaos/history';
+import { checkHistory, type Fault, type Hold, type LogRecord, type LoopGap } from '../kit/chaos/history';
 import { explainsLossOf } from '../kit/chaos/faults';
 import { checkRegister } from '../kit/chaos/register-check';
 import { checkWaits } from '../kit/chaos/waits-check';
+import { WAIT_SLACK } from '../kit/chaos/verdict';
 
 const LEASE = 800;
 let seq = 0;
@@ -53,8 +54,9 @@ describe('the fenced register', () => {
 
 describe('the waits', () => {
   type Wait = Extract<LogRecord, { type: 'wait' }>;
-  const wait = (p: Partial<Wait>): Wait => ({ type: 'wait', worker: 0, pid: 100, kind: 'lock', lock: 'main', start: 1_000, at: 1_200, budget: 1_500, outcome: 'held', ...p });
-  const check = (records: LogRecord[], faults: Fault[] = []) => checkWaits(records, { allowance: 2 * LEASE + 500, faults, loopGaps: [], starvedAfterMs: 10 * LEASE });
+  const BOUND = Math.floor(LEASE / 3);
+  const wait = (p: Partial<Wait>): Wait => ({ type: 'wait', worker: 0, pid: 100, kind: 'lock', lock: 'main', start: 1_000, at: 1_200, budget: 1_500, bound: BOUND, outcome: 'held', ...p });
+  const check = (records: LogRecord[], faults: Fault[] = [], loopGaps: LoopGap[] = []) => checkWaits(records, { slack: WAIT_SLACK, faults, loopGaps, starvedAfterMs: 10 * LEASE });
 
   it('accepts the outcomes the contract allows, and reports the worst overrun', () => {
     const r = check([wait({}), wait({ outcome: 'timeout', at: 2_600 }), wait({ outcome: 'unavailable', at: 2_000 })]);
@@ -64,7 +66,7 @@ describe('the waits', () => {
   });
 
   it('catches a wait that rejected with another error (a multi-lock wait rejected with LockLostError)', () => {
-    const r = check([wait({ kind: 'multi', lock: 'main+aux-1', outcome: 'other', error: 'LockLostError: lock main lost (expired)', at: 3_000 })]);
+    const r = check([wait({ kind: 'multi', lock: 'main+aux-1', outcome: 'other', error: 'LockLostError: lock main lost (expired)', at: 2_000 })]);
     expect(r.violations.map((v) => v.kind)).toEqual(['wait']);
     expect(r.violations[0]!.message).toMatch(/LockLostError.*not an outcome the contract allows/);
   });
@@ -74,6 +76,23 @@ describe('the waits', () => {
     expect(check([long]).violations.map((v) => v.kind)).toEqual(['wait']);
     const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 1_200, end: 3_000 };
     expect(check([long], [pause]).violations).toEqual([]);
+  });
+
+  it('holds a wait to its budget plus one command bound (its own, logged with it), less what its process could not run', () => {
+    const end = 1_000 + 1_500 + BOUND;
+    const within = wait({ outcome: 'timeout', at: end + WAIT_SLACK });
+    const r = check([within]);
+    expect(r.violations).toEqual([]);
+    expect(r.worstPastBoundMs).toBe(WAIT_SLACK);
+    // A second past its bound: the overrun of a wait that waited on its subscription (2 s) or on another wait of its client.
+    const late = wait({ outcome: 'timeout', at: end + 1_000 });
+    expect(check([late]).violations.map((v) => v.message)).toEqual([expect.stringMatching(/1000 ms past the budget plus one command bound \(266 ms\)/)]);
+    // A longer bound (a fixed lease of 2.4 s: 800 ms) allows more.
+    expect(check([wait({ outcome: 'timeout', at: end + 600, bound: 800 })]).violations).toEqual([]);
+    // Its process ran nothing for 950 ms meanwhile (a loaded machine): its timers ran that late.
+    const gap: LoopGap = { pid: 100, from: 1_500, to: 2_450 };
+    expect(check([late], [], [gap]).violations).toEqual([]);
+    expect(check([late], [], [{ ...gap, pid: 101 }]).violations).toHaveLength(1);
   });
 
   it('catches writers starved by readers, not writers that get in now and then, nor a burst of timeouts during one fault', () => {
@@ -103,6 +122,25 @@ describe('faults that excuse nothing', () => {
 
   it.each(['pubsubKill', 'latency', 'replicaLag', 'failover', 'scriptFlush', 'migrate', 'clockStep'] as const)('%s excuses no overlap', (kind) => {
     expect(overlaps({ kind, worker: 0, begin: 1_200, end: 1_400 })).toEqual(['overlap']);
+  });
+
+  it("a Cluster failover excuses the overlap only when its old master was killed or overruled and served the lock, and only a holder told of its loss", () => {
+    const killed: Fault = { kind: 'failover', master: 2, locks: ['main'], how: 'killed', begin: 1_200, end: 1_400 };
+    const r = checkHistory([a, b], [killed], { lease: LEASE });
+    expect(r.violations).toEqual([]);
+    expect(r.excused.failover).toBe(1);
+    // Forced (CLUSTER FAILOVER FORCE: the old master takes writes until it hears of it) may lose as much.
+    expect(overlaps({ ...killed, how: 'forced' })).toEqual([]);
+    // A planned CLUSTER FAILOVER loses nothing; a killed master serving other locks lost none of this one's.
+    expect(overlaps({ ...killed, how: 'manual' })).toEqual(['overlap']);
+    expect(overlaps({ ...killed, locks: ['aux-1'] })).toEqual(['overlap']);
+    // The first holder never told: no excuse.
+    const untold = checkHistory([{ ...a, lostAt: undefined, outcome: 'released' }, b], [killed], { lease: LEASE });
+    expect(untold.violations.map((v) => v.message)).toEqual([expect.stringMatching(/failed over meanwhile.*never learned/)]);
+    // A token that went back across it (the replica's counter lagged) is counted, not a violation.
+    const back = checkHistory([a, { ...b, token: 1 }], [killed], { lease: LEASE });
+    expect(back.violations.filter((v) => v.kind === 'token')).toEqual([]);
+    expect(back.tokenResets).toBe(1);
   });
 
   it("a holder's loop stall explains its own losses only; it excuses an overlap only as a loop gap the worker logged", () => {

@@ -141,6 +141,11 @@ describe('chaos checker on hand-made histories', () => {
     expect(overlaps({ pid: 100, from: 1_600, to: 1_800 })).toEqual(['overlap']);
     // It ran from the gap's end well before its report.
     expect(overlaps({ pid: 100, from: 1_620, to: 1_840 })).toEqual(['overlap']);
+    // Resumed, it caught up on its backlog for a while (a second gap 2 ms after the first,
+    // as after a SIGSTOP shorter than its lease that spanned its lease's end): one stretch.
+    expect(overlaps({ pid: 100, from: 1_620, to: 1_840 }, { pid: 100, from: 1_842, to: 1_870 })).toEqual([]);
+    // Running 30 ms between the two, it could have reported then.
+    expect(overlaps({ pid: 100, from: 1_620, to: 1_810 }, { pid: 100, from: 1_840, to: 1_870 })).toEqual(['overlap']);
     // Another process's gap excuses nothing.
     expect(overlaps({ pid: 101, from: 1_620, to: 1_870 })).toEqual(['overlap']);
     // Never reported at all: no gap excuses that.
@@ -322,5 +327,15 @@ describe('a real chaos run', () => {
     // The proxy check saw the workers' connections (3 workers x 3 nodes at least), sharded subscribers among them.
     expect(result.clientsChecked.clients).toBeGreaterThanOrEqual(9);
     expect(result.clientsChecked.shardSubscribers).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a Cluster with a replica per master fails over (a master killed, or CLUSTER FAILOVER with or without FORCE) with every loss told', async () => {
+    // Failovers only: a killed master takes ~9 s (promotion after the 2 s node timeout, then its return as a replica).
+    const result = await runChaos({ mode: 'cluster', replicas: true, faults: ['failover'], durationMs: 20_000, faultGap: [500, 1_200] });
+    expectNoViolations(result);
+    expect(result.faultsByKind.failover).toBeGreaterThanOrEqual(1);
+    for (const f of result.faults) expect(f).toMatchObject({ kind: 'failover', locks: expect.any(Array), how: expect.stringMatching(/^(killed|forced|manual)$/) });
+    expect(result.report.sectionsChecked).toBeGreaterThanOrEqual(30);
+    expect(result.register.writes).toBeGreaterThan(100);
   });
 });

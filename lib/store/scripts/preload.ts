@@ -60,10 +60,15 @@ export class PreloadedScripts implements RedisClientPort {
 
   private untilFirstReady(): void {
     let offs: (() => void)[] = [];
-    this.gate = new Promise<void>((resolve) => {
+    const gate: Promise<void> = new Promise<void>((resolve) => {
       const open = () => {
         for (const off of offs) off();
         offs = [];
+        // Opened by a break (no load began): the gate goes, or every call behind it
+        // would find it again, resolved, and re-check it forever (a microtask loop
+        // that blocks the process: an ioredis Cluster with replicas says '-node'
+        // before its first 'ready').
+        if (this.gate === gate) this.gate = undefined;
         resolve();
       };
       // After the load's own listener: on 'ready' the gate is the load's by then, and
@@ -71,6 +76,7 @@ export class PreloadedScripts implements RedisClientPort {
       offs = [this.inner.onReady(open), this.inner.onBreak(open)];
       this.offFirst = open;
     });
+    this.gate = gate;
   }
 
   private load(): void {

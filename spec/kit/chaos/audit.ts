@@ -28,6 +28,8 @@ export async function checkProxied(servers: ChaosServers, workers: readonly Work
       const name = / name=(\S*)/.exec(line)?.[1] ?? '';
       // A MIGRATE's connection from another node (slot migration), cached by that node for 10 s.
       if (name === ADMIN_NAME || / cmd=restore-asking /.test(line)) continue;
+      // A replication link (Cluster with replicas): the replica's on its master (flag S), the master's on its replica (M).
+      if (/ flags=\S*[SM]/.test(line)) continue;
       const addr = / addr=(\S+)/.exec(line)?.[1] ?? '?';
       seen.clients++;
       if (name.includes('ssubscriber')) seen.shardSubscribers++;

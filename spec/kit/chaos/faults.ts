@@ -3,7 +3,8 @@
  * each may excuse or explain in the history (spec/kit/chaos/history.ts).
  *
  * Excuses (two holders at once allowed): only 'restart' (an empty restart: the lock's
- * data is gone), a 'pause' of the holder longer than the lease, and a holder whose
+ * data is gone), a Cluster 'failover' whose old master was killed or overruled (FORCE: what it had not
+ * replicated is gone), a 'pause' of the holder longer than the lease, and a holder whose
  * process ran nothing past its deadline (its loop gap: 'loopStall' shows as one).
  * Every other fault excuses nothing: a lock must keep mutual exclusion through it.
  */
@@ -19,7 +20,9 @@
  * latency: a worker's proxies delay every chunk by a good part of the lease for a while.
  * loopStall: a worker blocks its own event loop (busy wait) for longer than a third of
  * the lease. failover (Sentinel): the primary SIGKILLed, a replica promoted, the old one
- * back as a replica. replicaLag (Sentinel): every replica SIGSTOPped for a while (WAIT
+ * back as a replica; (Cluster with replicas): a master serving a lock SIGKILLed until
+ * its replica takes over, or its replica told CLUSTER FAILOVER (FORCE or not), the old master back as
+ * a replica either way. replicaLag (Sentinel): every replica SIGSTOPped for a while (WAIT
  * gets no acknowledgement: syncReplicas refuses grants and renewals meanwhile).
  * migrate (Cluster): a name's slot moved to another node while in use (ASK, TRYAGAIN,
  * the slot's sharded subscribers dropped). clockStep: a server's wall clock stepped
@@ -46,6 +49,8 @@ export const ALL_FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart'
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'pause', 'restart', 'scriptFlush', 'stall', 'drop', 'pubsubKill', 'latency', 'loopStall'];
 /** Cluster mode's: those and slot migrations. */
 export const CLUSTER_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, 'migrate'];
+/** Cluster mode with a replica per master: those and failovers. */
+export const CLUSTER_REPLICA_FAULT_KINDS: readonly FaultKind[] = [...CLUSTER_FAULT_KINDS, 'failover'];
 /** The clock mode's (one master with a steppable clock): every fault of one master, and clock steps. */
 export const CLOCK_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, 'clockStep'];
 /** With AOF (appendfsync always): restarts keep the data. */
@@ -64,17 +69,28 @@ export interface Fault {
   /**
    * Cluster mode, restart: the locks whose slots the restarted node serves, the only
    * ones whose data it lost. Absent: every lock (a single Redis, or quorum masters).
-   * migrate: the locks whose slot moved (from node `master`).
+   * migrate: the locks whose slot moved (from node `master`). failover (Cluster): the
+   * locks the failed-over master served.
    */
   locks?: string[];
+  /** Cluster failover: the master was SIGKILLed (its replica promoted on its own), its replica told CLUSTER FAILOVER FORCE ('forced'), or CLUSTER FAILOVER ('manual', nothing lost). */
+  how?: 'killed' | 'forced' | 'manual';
   /** When the fault began (for a restart: the moment the old server was dead). */
   begin: number;
   /** When it ended (resume, restart done, proxy forwarding again). */
   end: number;
 }
 
-/** The fault could have lost this lock's data: an empty restart of the Cluster node serving its slot, or of a master holding every lock. */
+/**
+ * The fault could have lost this lock's data: an empty restart of the Cluster node
+ * serving its slot, or of a master holding every lock; or a Cluster failover after the
+ * node serving its slot was killed, or forced (asynchronous replication: what the
+ * replica had not received is gone). A planned CLUSTER FAILOVER loses nothing, and a Sentinel failover
+ * is judged by its own mode (with syncReplicas it must lose nothing; without, its
+ * overlaps are shown as violations of a mode docs/safety.md calls unsafe).
+ */
 export function losesDataOf(f: Fault, lock: string): boolean {
+  if (f.kind === 'failover') return (f.how === 'killed' || f.how === 'forced') && f.locks !== undefined && f.locks.includes(lock);
   return f.kind === 'restart' && (f.locks === undefined || f.locks.includes(lock));
 }
 

@@ -18,9 +18,11 @@
  *    library's allowance for late timers) from before the overlap began until it
  *    reported the loss: the machine starved it, a pause nobody injected. In Cluster mode
  *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
- *    excuses nothing for the others;
+ *    excuses nothing for the others; so does a failover whose old master was killed or overruled
+ *    (its replica may lack the last grants: 'failover'), and a planned one excuses nothing;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
- *    empty restart (the `:fence` counter lived in memory), and is counted (read-write
+ *    empty restart (the `:fence` counter lived in memory) or a killed or forced failover
+ *    (its replica's counter may lag), and is counted (read-write
  *    locks: writes' tokens; a read carries at least the token of every write that
  *    ended before it began);
  *  - a fenced store (accepts a write only if its token is >= the highest seen; the
@@ -68,7 +70,7 @@ export interface Report {
   /** Overlaps allowed because the earlier holder had been told of its loss first. */
   overlapsAfterLoss: number;
   /** Overlaps excused by a fault no single Redis can mask, or by a starved holder (see starvedThrough). */
-  excused: { dataLoss: number; pause: number; starved: number };
+  excused: { dataLoss: number; failover: number; pause: number; starved: number };
   /** Longest loop gap among the starved holders excused, ms. */
   longestStarvedMs: number;
   /** Fencing token regressions across an empty restart (the counter was lost with the data). */
@@ -94,7 +96,7 @@ export interface Report {
 
 /** Faults as one lock sees them: restarts of Cluster nodes that do not serve its slot are left out. */
 export function faultsFor(lock: string, faults: readonly Fault[]): Fault[] {
-  return faults.filter((f) => f.kind !== 'restart' || losesDataOf(f, lock));
+  return faults.filter((f) => (f.kind !== 'restart' && f.kind !== 'failover') || losesDataOf(f, lock));
 }
 
 /**
@@ -103,7 +105,7 @@ export function faultsFor(lock: string, faults: readonly Fault[]): Fault[] {
  * that makes (size - quorum + 1) distinct masters restarted within the window.
  */
 function dataLossTimes(faults: readonly Fault[], opts: CheckOptions): number[] {
-  const all = faults.filter((f) => f.kind === 'restart').sort((a, b) => a.begin - b.begin);
+  const all = faults.filter((f) => f.kind === 'restart' || f.kind === 'failover').sort((a, b) => a.begin - b.begin);
   if (!opts.masters || opts.masters <= 1) return all.map((f) => f.begin);
   const needed = opts.masters - (Math.floor(opts.masters / 2) + 1) + 1;
   const window = opts.lossWindow ?? 5_000;
@@ -132,13 +134,29 @@ export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: num
  * A loop gap of the hold's process that began before `before` (when the other holder got
  * in) and lasted until about the moment the hold reported its loss: the process could
  * not report it sooner. Only gaps longer than the library's allowance for late timers
- * count: shorter ones its deadlines absorb, so an overlap across them is a bug.
+ * count: shorter ones its deadlines absorb, so an overlap across them is a bug. Gaps the
+ * sampler logged one right after the other (the process ran less than one of its ticks
+ * in between: a resumed process catching up on its backlog) count as one.
  */
 export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
   if (h.lostAt === undefined) return undefined;
   // The sampler and the watchdog fire in the same turn after a gap, either first.
   const sameTurn = 20;
-  return gaps.find((g) => g.pid === h.pid && g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+  return chained(gaps.filter((g) => g.pid === h.pid)).find((g) => g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+}
+
+/** The loop sampler's period (worker.ts): two gaps closer than this are one stretch in which the process hardly ran. */
+const SAMPLER_TICK = 10;
+
+/** One process's gaps, those that follow each other within a sampler tick merged. */
+function chained(gaps: readonly LoopGap[]): LoopGap[] {
+  const out: LoopGap[] = [];
+  for (const g of [...gaps].sort((a, b) => a.from - b.from)) {
+    const last = out[out.length - 1];
+    if (last && g.from - last.to < SAMPLER_TICK) out[out.length - 1] = { ...last, to: Math.max(last.to, g.to) };
+    else out.push(g);
+  }
+  return out;
 }
 
 /** A pause of the hold's process, longer than its lease (a fixed one, or the watchdog's), that began before `before`. */
@@ -162,7 +180,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     outcomes: {},
     killedHolds: 0,
     overlapsAfterLoss: 0,
-    excused: { dataLoss: 0, pause: 0, starved: 0 },
+    excused: { dataLoss: 0, failover: 0, pause: 0, starved: 0 },
     longestStarvedMs: 0,
     tokenResets: 0,
     pausedEndedBeforeLoss: 0,
@@ -202,6 +220,8 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     // may have come from the old server (its reply in flight while the kill went out).
     const dataLostBetween = (from: number, to: number): boolean =>
       new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from - slack && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
+    /** A Cluster failover of this lock's node that may have lost data (its old master killed or overruled), in (from, to]. */
+    const failedOverBetween = (from: number, to: number): boolean => lockFaults.some((f) => f.kind === 'failover' && f.begin > from - slack && f.begin <= to);
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
     report.multiSections += list.filter((h) => h.with).length;
@@ -223,6 +243,13 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
           if (a.lostAt === undefined && !a.killed) {
             violations.push({ kind: 'overlap', lock, message: `${what}: Redis restarted empty meanwhile, but the first holder never learned it lost the lock` });
           } else report.excused.dataLoss++;
+          excusedPairs.add(`${a.id}|${b.id}`);
+          continue;
+        }
+        if (failedOverBetween(a.start, b.start)) {
+          if (a.lostAt === undefined && !a.killed) {
+            violations.push({ kind: 'overlap', lock, message: `${what}: the Cluster failed over meanwhile (its old master killed or overruled), but the first holder never learned it lost the lock` });
+          } else report.excused.failover++;
           excusedPairs.add(`${a.id}|${b.id}`);
           continue;
         }

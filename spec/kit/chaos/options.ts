@@ -9,7 +9,8 @@ import type { WaitReport } from './waits-check';
 /**
  * 'single': one master; 'quorum': 3 independent masters (a restart empties one of them
  * at a time); 'cluster': a 3-master Redis Cluster (a restart empties one node: the locks
- * it serves); 'sentinel': a primary, two replicas, three sentinels (failovers).
+ * it serves), with `replicas` one replica per master (failovers); 'sentinel': a
+ * primary, two replicas, three sentinels (failovers).
  */
 export type Topology = 'single' | 'quorum' | 'cluster' | 'sentinel';
 
@@ -20,6 +21,8 @@ export interface ChaosOptions {
   aof?: boolean;
   /** The masters' wall clocks can be stepped (clockStep faults; one master or quorum): a mode docs/safety.md calls unsafe. */
   clock?: boolean;
+  /** Cluster mode: one replica per master, and failovers (a master killed, or CLUSTER FAILOVER on its replica). */
+  replicas?: boolean;
   /** Sentinel mode: the workers' LockClient uses syncReplicas (CHAOS_SYNC_REPLICAS). */
   syncReplicas?: boolean;
   workers?: number;

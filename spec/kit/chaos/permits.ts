@@ -12,6 +12,7 @@
  * until it reported the loss. Still above the limit: a violation.
  */
 import { faultsFor, grantedBeforePause, pauseOf, starvedThrough, type Fault, type Hold, type LoopGap, type Violation } from './history';
+import { losesDataOf } from './faults';
 
 export interface PermitReport {
   sectionsChecked: number;
@@ -44,7 +45,8 @@ export function checkPermits(logged: readonly Hold[], faults: readonly Fault[], 
   for (const [name, holds] of bySemaphore) {
     const limit = opts.limits[name];
     if (limit === undefined) throw new Error(`checkPermits: no limit given for semaphore ${name}`);
-    const restarts = faultsFor(name, faults).filter((f) => f.kind === 'restart');
+    // Data losses: empty restarts and killed masters' failovers of the semaphore's node.
+    const restarts = faultsFor(name, faults).filter((f) => losesDataOf(f, name));
     const countedUntil = (h: Hold) => Math.min(h.end!, h.lostAt ?? Infinity);
     holds.sort((a, b) => a.start - b.start);
     report.sectionsChecked += holds.length;

@@ -31,7 +31,7 @@ export type LogRecord =
    * one of the failures the contract allows (timeout: LockTimeoutError; unavailable:
    * LockUnavailableError), or 'other', which it does not.
    */
-  | { type: 'wait'; worker: number; pid: number; kind: WaitKind; lock: string; start: number; at: number; budget: number; outcome: WaitOutcome; error?: string };
+  | { type: 'wait'; worker: number; pid: number; kind: WaitKind; lock: string; start: number; at: number; budget: number; bound: number; outcome: WaitOutcome; error?: string };
 
 export type WaitKind = 'lock' | 'fair' | 'read' | 'write' | 'semaphore' | 'multi';
 export type WaitOutcome = 'held' | 'timeout' | 'unavailable' | 'other';

@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TcpProxy } from '../proxy';
-import { AOF_FAULT_KINDS, CLOCK_FAULT_KINDS, CLUSTER_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type Fault } from './faults';
+import { AOF_FAULT_KINDS, CLOCK_FAULT_KINDS, CLUSTER_FAULT_KINDS, CLUSTER_REPLICA_FAULT_KINDS, FAULT_KINDS, SENTINEL_FAULT_KINDS, type Fault } from './faults';
 import { NEMESES, type ChaosRun } from './nemeses';
 import { CHAOS_SYNC_REPLICAS, LOCKS, SEMAPHORE, type ChaosOptions, type ChaosResult } from './options';
 import { freshSeed, seededRng } from './prng';
@@ -54,7 +54,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   /** Client connections seen by CLIENT LIST, and those of them that were ioredis's sharded subscribers. */
   const proxied = { clients: 0, shardSubscribers: 0 };
   let leftovers = 0;
-  const servers = await ChaosServers.start(mode, { aof: opts.aof, clock: opts.clock });
+  const servers = await ChaosServers.start(mode, { aof: opts.aof, clock: opts.clock, replicas: opts.replicas });
   try {
     say(`redis-server ${servers.servers.map((s) => `pid ${s.pid} port ${s.port}`).join(', ')} (${mode}${opts.aof ? ', AOF' : ''}${opts.clock ? ', steppable clocks' : ''}), register on port ${servers.register.port}; seed ${seed}; logs in ${logDir}`);
     for (let i = 0; i < (opts.workers ?? 3); i++) {
@@ -103,7 +103,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
 
     // Faults, one at a time: first each kind once (in random order), then at random.
     const until = Date.now() + durationMs;
-    const defaults = mode === 'sentinel' ? SENTINEL_FAULT_KINDS : mode === 'cluster' ? CLUSTER_FAULT_KINDS : opts.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
+    const defaults = mode === 'sentinel' ? SENTINEL_FAULT_KINDS : mode === 'cluster' ? (opts.replicas ? CLUSTER_REPLICA_FAULT_KINDS : CLUSTER_FAULT_KINDS) : opts.aof ? AOF_FAULT_KINDS : FAULT_KINDS;
     const kinds = opts.faults ?? (opts.clock ? [...defaults, ...CLOCK_FAULT_KINDS.filter((k) => !FAULT_KINDS.includes(k))] : defaults);
     const plan = rng.shuffle(kinds);
     await sleep(Math.min(1_000, durationMs / 10));
@@ -116,7 +116,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       const kind = plan.shift() ?? rng.pick(kinds);
       const f = await NEMESES[kind].inject(run);
       faults.push(f);
-      const where = f.worker !== undefined ? ` worker ${f.worker}` : f.locks !== undefined ? ` node ${f.master} (${f.locks.join(', ') || 'no lock'})` : '';
+      const where = f.worker !== undefined ? ` worker ${f.worker}` : f.locks !== undefined ? ` node ${f.master} (${f.locks.join(', ') || 'no lock'})${f.how ? `, ${f.how}` : ''}` : '';
       say(`${f.kind}${where} ${f.end - f.begin} ms`);
       await sleep(rng.int(gapLo, gapHi));
     }
@@ -162,7 +162,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   const clustered = mode === 'cluster';
   const summary = summarize(verdict, faults, {
     seed,
-    title: `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${opts.fair ? ' (fair locks)' : ''}${opts.multi ? ' (with multi-locks)' : ''}${opts.semaphore ? ' (with a semaphore)' : ''} (${mode} mode${opts.aof ? ' with AOF' : ''}${opts.clock ? ' with clock steps' : ''}${mode === 'sentinel' ? `, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'}` : ''}, ${servers.servers.length} data server(s)): ${workers.length} workers x ${opts.tasks ?? 3} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
+    title: `holdfast chaos${opts.readWrite ? ' (read-write locks)' : ''}${opts.fair ? ' (fair locks)' : ''}${opts.multi ? ' (with multi-locks)' : ''}${opts.semaphore ? ' (with a semaphore)' : ''} (${mode} mode${opts.replicas ? ' with a replica per master' : ''}${opts.aof ? ' with AOF' : ''}${opts.clock ? ' with clock steps' : ''}${mode === 'sentinel' ? `, syncReplicas ${opts.syncReplicas ? JSON.stringify(CHAOS_SYNC_REPLICAS) : 'off'}` : ''}, ${servers.servers.length} data server(s)): ${workers.length} workers x ${opts.tasks ?? 3} tasks, locks ${LOCKS.join(', ')}, watchdogTimeout ${lease} ms, ${Math.round(durationMs / 1000)} s`,
     proxied: `client connections seen on the servers in two CLIENT LIST rounds: ${proxied.clients}${clustered ? `, ${proxied.shardSubscribers} of them sharded subscribers` : ''}; not through a worker's proxy: ${violations.filter((v) => v.kind === 'proxy').length}`,
     logs: !clean || opts.keepLogs ? logDir : '(removed)',
   });

@@ -5,6 +5,7 @@
  * worker's seeded generator.
  */
 import { LockLostError, LockTimeoutError, LockUnavailableError, type AcquiredEvent, type LockClient } from '../../../lib';
+import { commandBound } from '../../../lib/options';
 import type { LogRecord, WaitKind } from './history';
 import type { Rng } from './prng';
 import type { FencedRegister } from './register';
@@ -23,6 +24,8 @@ export interface SectionsConfig {
   multi?: boolean;
   /** The client's watchdogTimeout, ms: a quarter of the turns take a fixed lease of 1 to 3 times it instead of the watchdog. */
   watchdogTimeout: number;
+  /** The client's syncReplicas: its WAIT timeout adds to the bound of each call. */
+  syncReplicas?: { min: number; timeout: number };
 }
 
 export interface SectionsContext {
@@ -79,9 +82,17 @@ export function sections(ctx: SectionsContext) {
     return { outcome: 'other', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
   };
 
-  const logWait = (kind: WaitKind, lock: string, start: number, budget: number, held: boolean, error?: unknown): void => {
-    const at = Date.now();
-    log({ type: 'wait', worker: config.worker, pid, kind, lock, start, at, budget, ...(held ? { outcome: 'held' } : waitOutcome(error)) });
+  /** The command bound of a wait's calls (the client's, for its lease; with syncReplicas, its WAIT too): DESIGN lets a wait end this far past its budget. */
+  const boundOf = (lease: number | undefined): number => commandBound(lease ?? config.watchdogTimeout, undefined) + (config.syncReplicas?.timeout ?? 0);
+  /**
+   * A multi-lock's: the last name's attempt may take one bound past the budget, and the
+   * give-back of the names taken before it (it settles after its cleanup) one more. Two
+   * bounds, not DESIGN's one: docs/safety.md says so.
+   */
+  const multiBoundOf = (lease: number | undefined): number => 2 * boundOf(lease);
+
+  const logWait = (kind: WaitKind, lock: string, start: number, budget: number, lease: number | undefined, error: unknown, bound = boundOf(lease)): void => {
+    log({ type: 'wait', worker: config.worker, pid, kind, lock, start, at: Date.now(), budget, bound, ...waitOutcome(error) });
   };
 
   /** The Lock a section takes: the lock (fair with --fair), or a side of the read-write lock of that name. */
@@ -160,12 +171,12 @@ export function sections(ctx: SectionsContext) {
     } catch (e) {
       // No id: the lock was never acquired (wait ran out, Redis unreachable).
       if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
-      else logWait(kind, name, called, waitTime, false, e);
+      else logWait(kind, name, called, waitTime, lease, e);
     } finally {
       // Counted from the section's start until run() has released (or lost) the lock.
       if (slot.id) active.set(name, active.get(name)! - 1);
     }
-    if (slot.at !== undefined) log({ type: 'wait', worker: config.worker, pid, kind, lock: name, start: called, at: slot.at, budget: waitTime, outcome: 'held' });
+    if (slot.at !== undefined) log({ type: 'wait', worker: config.worker, pid, kind, lock: name, start: called, at: slot.at, budget: waitTime, bound: boundOf(lease), outcome: 'held' });
     return slot.id !== undefined;
   };
 
@@ -179,11 +190,11 @@ export function sections(ctx: SectionsContext) {
       if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: 'released' });
     } catch (e) {
       if (slot.id) log({ type: 'rel', id: slot.id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
-      else logWait('semaphore', sem.name, called, waitTime, false, e);
+      else logWait('semaphore', sem.name, called, waitTime, undefined, e);
     } finally {
       if (slot.id) active.set(sem.name, active.get(sem.name)! - 1);
     }
-    if (slot.at !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'semaphore', lock: sem.name, start: called, at: slot.at, budget: waitTime, outcome: 'held' });
+    if (slot.at !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'semaphore', lock: sem.name, start: called, at: slot.at, budget: waitTime, bound: boundOf(undefined), outcome: 'held' });
     return slot.id !== undefined;
   };
 
@@ -241,12 +252,12 @@ export function sections(ctx: SectionsContext) {
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: 'released' });
     } catch (e) {
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
-      if (ids.length === 0) logWait('multi', names.join('+'), called, waitTime, false, e);
+      if (ids.length === 0) logWait('multi', names.join('+'), called, waitTime, lease, e, multiBoundOf(lease));
     } finally {
       locks.off('acquired', onGrant);
       for (const name of names) active.set(name, active.get(name)! - 1);
     }
-    if (began !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'multi', lock: names.join('+'), start: called, at: began, budget: waitTime, outcome: 'held' });
+    if (began !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'multi', lock: names.join('+'), start: called, at: began, budget: waitTime, bound: multiBoundOf(lease), outcome: 'held' });
     return ids.length > 0;
   };
 

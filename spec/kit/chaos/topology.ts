@@ -32,7 +32,7 @@ export class ChaosServers {
     private readonly clockDir?: string,
   ) {}
 
-  static async start(mode: Topology, opts: { aof?: boolean; clock?: boolean } = {}): Promise<ChaosServers> {
+  static async start(mode: Topology, opts: { aof?: boolean; clock?: boolean; replicas?: boolean } = {}): Promise<ChaosServers> {
     const register = await startServer();
     try {
       if (opts.clock) {
@@ -43,7 +43,7 @@ export class ChaosServers {
         return new ChaosServers(mode, servers, register, undefined, undefined, clocks, dir);
       }
       if (mode === 'cluster') {
-        const cluster = await startCluster({ masters: 3 });
+        const cluster = await startCluster({ masters: 3, replicas: opts.replicas ? 1 : 0 });
         return new ChaosServers(mode, cluster.nodes, register, cluster, undefined);
       }
       if (mode === 'sentinel') {
@@ -83,6 +83,24 @@ export class ChaosServers {
       owners.set(node, [...(owners.get(node) ?? []), lock]);
     }
     return owners;
+  }
+
+  /** Cluster mode: CLUSTER NODES as one node (any that answers) sees it: each node's port, role and, for a replica, its master's port. */
+  async clusterRoles(): Promise<{ port: number; master: boolean; of?: number; failed: boolean }[]> {
+    for (const s of this.servers) {
+      const text = await rawCommand(s.port, ['CLUSTER', 'NODES'], 1_000).catch(() => undefined);
+      if (!text) continue;
+      const lines = text.split('\n').filter(Boolean).map((l) => l.split(' '));
+      const portOf = new Map(lines.map((f) => [f[0]!, Number(/:(\d+)@/.exec(f[1]!)?.[1])]));
+      return lines.map((f) => ({ port: portOf.get(f[0]!)!, master: f[2]!.includes('master'), of: f[3] === '-' ? undefined : portOf.get(f[3]!), failed: /fail/.test(f[2]!) }));
+    }
+    throw new Error('CLUSTER NODES: no node answered');
+  }
+
+  /** Cluster mode: the indexes (in `servers`) of the nodes that are masters now. */
+  async masterIndexes(): Promise<number[]> {
+    const masters = new Set((await this.clusterRoles()).filter((r) => r.master && !r.failed).map((r) => r.port));
+    return this.servers.flatMap((s, i) => (masters.has(s.port) ? [i] : []));
   }
 
   /** Bounded: until every node says cluster_state:ok and knows every other, as after startCluster(). */

@@ -10,10 +10,12 @@
  */
 import { rawCommand } from '../../servers';
 import { until } from '../timing';
+import { clusterFailover } from './cluster-failover';
 import type { Nemesis } from './nemesis';
 
 export const failover: Nemesis = {
   async inject(run) {
+    if (run.servers.mode === 'cluster') return clusterFailover(run);
     const t = run.servers.sentinel!;
     const oldPort = await t.currentPrimaryPort();
     const old = t.server(oldPort);

@@ -18,7 +18,8 @@ export const migrate: Nemesis = {
     const slot = clusterSlot(`holdfast:{${name}}`);
     const owners = await run.servers.lockOwners(run.semaphore);
     const from = [...owners].find(([, locks]) => locks.includes(name))![0];
-    const others = run.servers.servers.map((_, i) => i).filter((i) => i !== from);
+    // Masters only: a replica (Cluster with replicas) takes no slot.
+    const others = (await run.servers.masterIndexes()).filter((i) => i !== from);
     const to = run.rng.pick(others);
     const { servers, admins } = run.servers;
     const src = servers[from]!;

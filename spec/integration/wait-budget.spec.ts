@@ -1,0 +1,167 @@
+import Redis, { Cluster } from 'ioredis';
+import { LockClient, LockTimeoutError, type Connection } from '../../lib';
+import { clusterSlot } from '../../lib/store/master/slot';
+import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from '../kit/servers';
+import { TcpProxy } from '../kit/proxy';
+import { closeConnection, lockCluster, lockConnection } from '../helpers/clients';
+
+// DESIGN "Waiting": a wait settles within its waitTime plus one command bound, whatever
+// Redis does. Here under the two faults where waits overran it: a Cluster slot migrated
+// (the sharded subscriber's SSUBSCRIBE then goes unanswered for its own 2 s bound), and
+// quorum mode, where a client's waits of one name ask one at a time (a wait behind
+// another of its client's, with a master stalled).
+
+const WATCHDOG = 800;
+/** The command bound at that watchdogTimeout (a third of it). */
+const BOUND = Math.floor(WATCHDOG / 3);
+/** Timers and a loaded machine: the margin a measured settle may take past the bound. */
+const SLACK = 150;
+
+const clients: LockClient[] = [];
+let n = 0;
+const name = () => `budget-${++n}`;
+
+function client(connection: Connection | Connection[]): LockClient {
+  const c = new LockClient(connection, { watchdogTimeout: WATCHDOG });
+  clients.push(c);
+  return c;
+}
+
+/** How long the call takes to settle, and with what. */
+async function timed(call: () => Promise<unknown>): Promise<{ ms: number; value?: unknown; error?: unknown }> {
+  const start = performance.now();
+  try {
+    const value = await call();
+    return { ms: performance.now() - start, value };
+  } catch (error) {
+    return { ms: performance.now() - start, error };
+  }
+}
+
+/** Holds `lockName` with `locks` until the returned function is called (resolves once released). */
+async function holdUntilFreed(locks: LockClient, lockName: string): Promise<() => Promise<void>> {
+  let free!: () => void;
+  const freed = new Promise<void>((resolve) => (free = resolve));
+  let held!: () => void;
+  const isHeld = new Promise<void>((resolve) => (held = resolve));
+  const holding = locks.getLock(lockName).run(async () => {
+    held();
+    await freed;
+  });
+  await Promise.race([isHeld, holding]);
+  return async () => {
+    free();
+    await holding;
+  };
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+describe('Cluster: a slot migrated', () => {
+  let cluster: TestCluster;
+  let admin: Cluster;
+  const conns: Connection[] = [];
+
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 });
+    admin = new Redis.Cluster(cluster.startupNodes);
+    await admin.ping();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(conns.map(closeConnection));
+    admin.disconnect();
+    await cluster.stop();
+  });
+
+  /** Moves the slot of `lockName` to another node as `redis-cli --cluster reshard` does (MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE everywhere). */
+  async function migrate(lockName: string): Promise<void> {
+    const slot = clusterSlot(`holdfast:{${lockName}}`);
+    const slots = (await admin.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+    const port = slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+    const from = cluster.nodes.findIndex((node) => node.port === port);
+    const to = (from + 1) % cluster.nodes.length;
+    const [src, dst] = [cluster.nodes[from]!, cluster.nodes[to]!];
+    const [srcId, dstId] = await Promise.all([rawCommand(src.port, ['CLUSTER', 'MYID']), rawCommand(dst.port, ['CLUSTER', 'MYID'])]);
+    await rawCommand(dst.port, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', srcId]);
+    await rawCommand(src.port, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', dstId]);
+    const node = new Redis(src.port, '127.0.0.1');
+    try {
+      for (;;) {
+        const keys = (await node.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+        if (keys.length === 0) break;
+        await node.migrate('127.0.0.1', dst.port, '', 0, 5_000, 'KEYS', ...keys);
+      }
+    } finally {
+      node.disconnect();
+    }
+    for (const s of [dst, src, ...cluster.nodes.filter((x) => x !== src && x !== dst)]) await rawCommand(s.port, ['CLUSTER', 'SETSLOT', String(slot), 'NODE', dstId]);
+  }
+
+  it('a wait for a name whose slot just moved ends within its budget plus one command bound (its subscription does not hold it)', async () => {
+    const connect = async () => {
+      const c = await lockCluster(cluster.startupNodes);
+      conns.push(c);
+      return c;
+    };
+    const holder = client(await connect());
+    const waiter = client(await connect());
+    // The waiter's sharded subscriber exists (a wait made it) before the slot moves.
+    const warm = name();
+    const freeWarm = await holdUntilFreed(holder, warm);
+    expect(await waiter.getLock(warm).tryLock({ waitTime: 50 })).toBe(false);
+    await freeWarm();
+    for (let round = 0; round < 2; round++) {
+      const lockName = name();
+      const free = await holdUntilFreed(holder, lockName);
+      await migrate(lockName);
+      const waitTime = 300;
+      const { ms, value } = await timed(() => waiter.getLock(lockName).tryLock({ waitTime }));
+      expect(value).toBe(false);
+      expect(ms).toBeLessThan(waitTime + BOUND + SLACK);
+      await free();
+    }
+  }, 30_000);
+});
+
+describe('quorum mode, a master stalled', () => {
+  let masters: RedisServer[];
+  const direct: Redis[] = [];
+
+  beforeAll(async () => {
+    masters = await startMasters(3);
+    for (const m of masters) direct.push(new Redis(m.port, '127.0.0.1'));
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of direct) c.disconnect();
+    await Promise.all(masters.map((m) => m.stop()));
+  });
+
+  it("a wait behind another of its client's on the name ends within its own budget plus one command bound", async () => {
+    const proxies = await Promise.all(masters.map((m) => TcpProxy.start({ host: '127.0.0.1', port: m.port })));
+    const viaProxies = await Promise.all(proxies.map((p) => lockConnection(p.port, { retryDelay: 50 })));
+    try {
+      const holder = client(direct as unknown as Connection[]);
+      const waiter = client(viaProxies);
+      const lockName = name();
+      const free = await holdUntilFreed(holder, lockName);
+      // Scripts loaded and every master's age known before the stall.
+      expect(await waiter.getLock(`${lockName}:warm-up`).run(async () => 'held', { waitTime: 1_000 })).toBe('held');
+      proxies[0]!.blackhole();
+      const first = timed(() => waiter.getLock(lockName).run(async () => 'held', { waitTime: 1_500 }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const waitTime = 300;
+      const second = await timed(() => waiter.getLock(lockName).run(async () => 'held', { waitTime }));
+      expect(second.error).toBeInstanceOf(LockTimeoutError);
+      expect(second.ms).toBeLessThan(waitTime + BOUND + SLACK);
+      expect((await first).error).toBeInstanceOf(LockTimeoutError);
+      proxies[0]!.resume();
+      await free();
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      await Promise.all(viaProxies.map(closeConnection));
+      await Promise.all(proxies.map((p) => p.close()));
+    }
+  }, 30_000);
+});

@@ -1,0 +1,49 @@
+/**
+ * Cluster with a replica per master, 'failover': the master serving a lock (mostly the
+ * main lock, the most contended) hands its slots to its replica, one of three ways:
+ * - killed: SIGKILL of the master; the Cluster promotes its replica once the master has
+ *   been unreachable for cluster-node-timeout (2 s here). Redis replicates
+ *   asynchronously and holdfast sends no WAIT in a Cluster, so a grant (or a renewal, or
+ *   a fencing counter's increment) the replica had not received is lost with the old
+ *   master: a second owner may get in, told to the first at its next renewal. The old
+ *   master is started again (empty, its nodes.conf kept) and rejoins as a replica.
+ * - forced: CLUSTER FAILOVER FORCE on the replica: it takes over without waiting for its
+ *   master, which takes writes until it hears of it (milliseconds here) and then becomes
+ *   a replica, dropping them: what it granted meanwhile is lost, as with a killed master.
+ * - manual: CLUSTER FAILOVER on the replica (a planned switch): the master stops taking
+ *   writes until the replica has caught up, then the replica takes over. Nothing is lost.
+ * The fault ends once the old master is a replica of the new one, in sync, and the
+ * Cluster is ok (the next failover has a replica again).
+ */
+import { rawCommand } from '../../servers';
+import type { Fault } from '../faults';
+import { LOCKS } from '../options';
+import { until } from '../timing';
+import type { ChaosRun } from './nemesis';
+
+const PROMOTION_TIMEOUT_MS = 30_000;
+const REJOIN_TIMEOUT_MS = 60_000;
+
+export async function clusterFailover(run: ChaosRun): Promise<Fault> {
+  const { servers } = run.servers;
+  const owners = await run.servers.lockOwners(run.semaphore);
+  const name = run.rng.next() < 0.7 ? LOCKS[0]! : run.rng.pick(LOCKS);
+  const from = [...owners].find(([, locks]) => locks.includes(name))![0];
+  const old = servers[from]!;
+  const replica = (await run.servers.clusterRoles()).find((r) => !r.master && !r.failed && r.of === old.port);
+  if (!replica) throw new Error(`chaos --cluster --replicas: node ${from} (port ${old.port}) serves ${name} but has no replica in sync`);
+  const role = async (port: number) => rawCommand(port, ['INFO', 'replication'], 1_000);
+  const how = run.rng.pick(['killed', 'forced', 'manual'] as const);
+  const killed = how === 'killed';
+  const begin = Date.now();
+  if (killed) await old.kill('SIGKILL');
+  else await rawCommand(replica.port, how === 'forced' ? ['CLUSTER', 'FAILOVER', 'FORCE'] : ['CLUSTER', 'FAILOVER'], 1_000);
+  await until(`chaos --cluster --replicas: the replica on port ${replica.port} promoted`, PROMOTION_TIMEOUT_MS, async () => /role:master/.test(await role(replica.port)));
+  if (killed) await old.restart();
+  await until(`chaos --cluster --replicas: the old master (port ${old.port}) back as a replica in sync`, REJOIN_TIMEOUT_MS, async () => {
+    const info = await role(old.port);
+    return /role:slave/.test(info) && new RegExp(`master_port:${replica.port}\\b`).test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info);
+  });
+  await run.servers.waitClusterOk();
+  return { kind: 'failover', master: from, locks: owners.get(from) ?? [], how, begin, end: Date.now() };
+}
