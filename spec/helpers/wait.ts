@@ -75,3 +75,13 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * A warm-up call (the first command of a client with a short commandTimeout: it connects
+ * and loads the scripts) made again until it succeeds, bounded: a loaded machine (the
+ * full suite runs chaos workers beside the specs) may let the first one time out, which
+ * is not what the spec tests.
+ */
+export function warmUp(call: () => Promise<unknown>, message = 'the warm-up call never succeeded'): Promise<unknown> {
+  return waitFor(() => call().then(() => true), { timeout: 10_000, interval: 100, message });
+}

@@ -9,7 +9,7 @@ import { instrument } from '../../lib/otel';
 import { observeLocks } from '../../examples/observability';
 import { startServer, type RedisServer } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
-import { nextEvent, waitFor } from '../helpers/wait';
+import { nextEvent, waitFor, warmUp } from '../helpers/wait';
 
 // holdfast/otel against the real OpenTelemetry SDK (a metric reader collected on
 // demand, the in-memory span exporter) and a real redis-server.
@@ -200,7 +200,7 @@ describe('a wait that blocked', () => {
 
     const { locks: cut, proxy } = await clientThroughProxy({ commandTimeout: 100 });
     instrument(cut, providers());
-    await cut.getLock(name()).run(async () => undefined); // connected
+    await warmUp(() => cut.getLock(name()).run(async () => undefined)); // connected
     proxy.blackhole();
     const unavailable = cut.getLock(name()).run(async () => undefined, { waitTime: 500 });
     await expect(unavailable).rejects.toBeInstanceOf(LockUnavailableError);

@@ -227,13 +227,17 @@ describe('no writer starvation', () => {
 
 describe('leases', () => {
   it('renews a read hold with the watchdog and reports it with kind read', async () => {
-    const locks = client(300);
+    const locks = client(600);
     const rw = locks.getReadWriteLock(name());
     const renewed = nextEvent<{ kind: string; leaseTime: number }>(locks, 'renewed', 2_000);
+    const lost: unknown[] = [];
+    locks.on('lost', (e) => lost.push(e));
     await rw.readLock().lock();
-    expect(await renewed).toMatchObject({ kind: 'read', leaseTime: 300 });
-    // Three leases later it is still held, and a writer is still kept out.
-    await new Promise((r) => setTimeout(r, 900));
+    expect(await renewed).toMatchObject({ kind: 'read', leaseTime: 600 });
+    // Three leases later it is still held (no loss told: a loaded machine that starves
+    // the renewals tells one, which this spec is not about), and a writer is kept out.
+    await new Promise((r) => setTimeout(r, 1_800));
+    expect(lost).toEqual([]);
     expect(await rw.readLock().getHoldCount()).toBe(1);
     expect(await client().getReadWriteLock(rw.name).writeLock().tryLock()).toBe(false);
     await rw.readLock().unlock();

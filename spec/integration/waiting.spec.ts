@@ -4,7 +4,7 @@ import { CommandTimeoutError, LockClient, LockTimeoutError, LockUnavailableError
 import { startServer, type RedisServer } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
 import { closeConnection, lockConnection } from '../helpers/clients';
-import { nextEvent, waitFor } from '../helpers/wait';
+import { nextEvent, waitFor, warmUp } from '../helpers/wait';
 
 // The waiting rules (DESIGN "Waiting, and Redis that does not answer") on one master:
 // a wait keeps its budget whatever Redis does, retries failed attempts with backoff and
@@ -203,7 +203,7 @@ describe('a black-holed connection', () => {
     const locks = client(await connect(proxy.port), { commandTimeout: 200 });
     const seen = failures(locks);
     const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
-    await get(name()).tryLock(); // connected, scripts loaded
+    await warmUp(() => get(name()).tryLock()); // connected, scripts loaded
     const lockName = name();
     proxy.blackhole();
     const r = await timed(() => get(lockName).tryLock(600));
@@ -219,7 +219,7 @@ describe('a black-holed connection', () => {
   it.each([false, true])('a first attempt that outlasts the whole wait ends it with LockUnavailableError (fair: %s)', async (fair) => {
     const locks = client(await connect(proxy.port), { commandTimeout: 200 });
     const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
-    await get(name()).tryLock(); // connected, scripts loaded
+    await warmUp(() => get(name()).tryLock()); // connected, scripts loaded
     proxy.blackhole();
     // The attempt times out after 200 ms, past the 50 ms wait: the wait is over before it queues.
     const r = await timed(() => get(name()).tryLock(50));
@@ -262,7 +262,7 @@ describe('a grant read after its lease ran out', () => {
     const locks = client(await connect(server.port), { commandTimeout: 3_000 });
     const seen = failures(locks);
     const get = (lockName: string) => (fair ? locks.getFairLock(lockName) : locks.getLock(lockName));
-    await get(name()).tryLock(); // connected, scripts loaded
+    await warmUp(() => get(name()).tryLock()); // connected, scripts loaded
     const lockName = name();
     await admin.client('PAUSE', 500, 'ALL');
     const r = await timed(() => get(lockName).tryLock(waitTime, 200));
