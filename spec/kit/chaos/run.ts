@@ -73,6 +73,8 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
           tasks: opts.tasks ?? 3,
           locks: LOCKS,
           watchdogTimeout: lease,
+          // As lib/client.ts sizes a quorum's sit-out.
+          quorumSitOut: mode === 'quorum' ? lease + Math.max(100, lease / 4) : undefined,
           semaphore: opts.semaphore ? SEMAPHORE : undefined,
           readWrite: opts.readWrite,
           fair: opts.fair,

@@ -24,6 +24,14 @@ export interface SectionsConfig {
   multi?: boolean;
   /** The client's watchdogTimeout, ms: a quarter of the turns take a fixed lease of 1 to 3 times it instead of the watchdog. */
   watchdogTimeout: number;
+  /**
+   * Quorum mode: how long a restarted master sits out (the client's watchdogTimeout plus
+   * a quarter, at least 100 ms). Fixed leases stay within it, the configuration in which
+   * one master's empty restart cannot let a second holder in (a longer lease is warned of:
+   * HOLDFAST_LEASE_OVER_SITOUT); and a wait may end two command bounds past its budget,
+   * since a failed attempt settles only after its minority grants are given back.
+   */
+  quorumSitOut?: number;
   /** The client's syncReplicas: its WAIT timeout adds to the bound of each call. */
   syncReplicas?: { min: number; timeout: number };
 }
@@ -54,7 +62,7 @@ export function sections(ctx: SectionsContext) {
    * A fixed lease (no watchdog) in a quarter of the turns: its hold must be reported lost
    * when the lease ends, however the grant came (a message, a later attempt, a reply).
    */
-  const leaseTime = (): number | undefined => (rng.next() < 0.25 ? rng.int(config.watchdogTimeout, config.watchdogTimeout * 3) : undefined);
+  const leaseTime = (): number | undefined => (rng.next() < 0.25 ? rng.int(config.watchdogTimeout, Math.min(config.watchdogTimeout * 3, config.quorumSitOut ?? Infinity)) : undefined);
   /** Half the holds with a fixed lease run until about its end (70 to 130 %): the loss must be reported before anyone else gets in. */
   const holdFor = (lease: number | undefined): number => (lease !== undefined && rng.next() < 0.5 ? rng.int(Math.round(lease * 0.7), Math.round(lease * 1.3)) : holdTime());
 
@@ -83,13 +91,13 @@ export function sections(ctx: SectionsContext) {
   };
 
   /** The command bound of a wait's calls (the client's, for its lease; with syncReplicas, its WAIT too): DESIGN lets a wait end this far past its budget. */
-  const boundOf = (lease: number | undefined): number => commandBound(lease ?? config.watchdogTimeout, undefined) + (config.syncReplicas?.timeout ?? 0);
+  const boundOf = (lease: number | undefined): number => (config.quorumSitOut ? 2 : 1) * commandBound(lease ?? config.watchdogTimeout, undefined) + (config.syncReplicas?.timeout ?? 0);
   /**
    * A multi-lock's: the last name's attempt may take one bound past the budget, and the
    * give-back of the names taken before it (it settles after its cleanup) one more. Two
-   * bounds, not DESIGN's one: docs/safety.md says so.
+   * bounds, not DESIGN's one: docs/safety.md says so. (Quorum mode: boundOf's two already.)
    */
-  const multiBoundOf = (lease: number | undefined): number => 2 * boundOf(lease);
+  const multiBoundOf = (lease: number | undefined): number => (config.quorumSitOut ? 1 : 2) * boundOf(lease);
 
   const logWait = (kind: WaitKind, lock: string, start: number, budget: number, lease: number | undefined, error: unknown, bound = boundOf(lease)): void => {
     log({ type: 'wait', worker: config.worker, pid, kind, lock, start, at: Date.now(), budget, bound, ...waitOutcome(error) });
