@@ -154,6 +154,28 @@ describe('faults that excuse nothing', () => {
   });
 });
 
+describe('fence resets and loop gaps, as a 2 min report run met them', () => {
+  it('a token minted again after a failover that began before its first holder took it (FORCE: the old master took writes until it heard) is a fence reset, not a violation', () => {
+    const forced: Fault = { kind: 'failover', master: 2, locks: ['main'], how: 'forced', begin: 1_200, end: 3_000 };
+    const first = hold({ token: 5, start: 1_300, end: 1_460, lostAt: 1_450, outcome: 'lost' });
+    const again = hold({ token: 5, start: 2_000, worker: 1, pid: 101 });
+    const r = checkHistory([first, again], [forced], { lease: LEASE });
+    expect(r.violations.filter((v) => v.kind === 'token')).toEqual([]);
+    expect(r.tokenResets).toBe(1);
+    // Without the failover, or with one that loses nothing, the same tokens are a violation.
+    expect(checkHistory([first, again], [], { lease: LEASE }).violations.map((v) => v.kind)).toContain('token');
+    expect(checkHistory([first, again], [{ ...forced, how: 'manual' }], { lease: LEASE }).violations.map((v) => v.kind)).toContain('token');
+  });
+
+  it("a starved holder's loss told within the late-timer allowance after its loop gap excuses the overlap; told later, it does not", () => {
+    const a = hold({ token: 1, start: 1_000, end: 1_650, lostAt: 1_640, outcome: 'lost' });
+    const b = hold({ token: 2, start: 1_500, end: 1_700, worker: 1, pid: 101 });
+    const gapTo = (to: number): LoopGap[] => [{ pid: 100, from: 1_100, to }];
+    expect(checkHistory([a, b], [], { lease: LEASE, loopGaps: gapTo(1_610) }).violations).toEqual([]);
+    expect(checkHistory([a, b], [], { lease: LEASE, loopGaps: gapTo(1_400) }).violations.map((v) => v.kind)).toEqual(['overlap']);
+  });
+});
+
 describe('holds with a fixed lease', () => {
   // Taken with a 2 400 ms lease at 1 000, paused 1 624 ms from 1 600 (longer than the
   // 800 ms watchdogTimeout, shorter than its own lease), then released normally.

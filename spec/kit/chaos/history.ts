@@ -140,9 +140,11 @@ export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: num
  */
 export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
   if (h.lostAt === undefined) return undefined;
-  // The sampler and the watchdog fire in the same turn after a gap, either first.
-  const sameTurn = 20;
-  return chained(gaps.filter((g) => g.pid === h.pid)).find((g) => g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - sameTurn);
+  // After a gap the process first runs what queued up meanwhile (the sampler, renewals,
+  // IPC), so the watchdog's loss comes within the late-timer allowance the client counts
+  // (lagAllowance), not always in the sampler's turn.
+  const afterGap = lagAllowance(lease);
+  return chained(gaps.filter((g) => g.pid === h.pid)).find((g) => g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - afterGap);
 }
 
 /** The loop sampler's period (worker.ts): two gaps closer than this are one stretch in which the process hardly ran. */
@@ -215,6 +217,12 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     list.sort((a, b) => a.start - b.start || a.token - b.token);
     const lockFaults = faultsFor(lock, faults);
     const lossTimes = dataLossTimes(lockFaults, opts);
+    // A Cluster failover that loses data (a killed master, or one overruled by FORCE) loses
+    // what its old master wrote up to when it stopped taking writes, at some moment between
+    // the failover's begin and end: a token minted there, by a holder told of its loss, may
+    // be minted again by the new master.
+    const failoverWithin = (from: number, to: number): boolean =>
+      lockFaults.some((f) => f.kind === 'failover' && f.begin <= to && f.end > from - slack);
     /** This lock's data lost between two moments: enough distinct masters restarted in (from, to]. */
     // `slack` before `from`, as in lossBetween: a grant logged just after a restart began
     // may have come from the old server (its reply in flight while the kill went out).
@@ -282,7 +290,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
       const p = exclusive[i - 1]!;
       const c = exclusive[i]!;
       if (c.token > p.token) continue;
-      if (lossBetween(p.start, c.start, lossTimes, slack)) {
+      if (lossBetween(p.start, c.start, lossTimes, slack) || failoverWithin(p.start, c.start)) {
         report.tokenResets++;
         continue;
       }
