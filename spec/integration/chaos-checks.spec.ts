@@ -167,7 +167,17 @@ describe('fence resets and loop gaps, as a 2 min report run met them', () => {
     expect(checkHistory([first, again], [{ ...forced, how: 'manual' }], { lease: LEASE }).violations.map((v) => v.kind)).toContain('token');
   });
 
-  it("a starved holder's loss told within the late-timer allowance after its loop gap excuses the overlap; told later, it does not", () => {
+  it("a fixed lease whose deadline came while its process was stopped, though the pause was shorter than the lease, excuses the overlap once told", () => {
+    // Read with a 2 000 ms lease at 1 000; stopped from 2 500 to 3 300 (its deadline, about 3 000, inside).
+    const reader = hold({ token: 1, start: 1_000, end: 3_330, lease: 2_000, lostAt: 3_320, outcome: 'lost' });
+    const writer = hold({ token: 2, start: 3_050, end: 3_200, worker: 1, pid: 101 });
+    const pause: Fault = { kind: 'pause', worker: 0, pid: 100, begin: 2_500, end: 3_300 };
+    expect(checkHistory([reader, writer], [pause], { lease: LEASE }).violations).toEqual([]);
+    // A pause that ended before the deadline leaves the holder time to tell it: no excuse.
+    expect(checkHistory([reader, writer], [{ ...pause, begin: 1_500, end: 2_300 }], { lease: LEASE }).violations.map((v) => v.kind)).toEqual(['overlap']);
+  });
+
+  it("a starved holder's loss told within a few turns (30 ms) after its loop gap excuses the overlap; told later, it does not", () => {
     const a = hold({ token: 1, start: 1_000, end: 1_650, lostAt: 1_640, outcome: 'lost' });
     const b = hold({ token: 2, start: 1_500, end: 1_700, worker: 1, pid: 101 });
     const gapTo = (to: number): LoopGap[] => [{ pid: 100, from: 1_100, to }];

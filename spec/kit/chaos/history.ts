@@ -33,7 +33,7 @@
  *    those of SIGKILLed processes, which are cut at kill time.
  */
 
-import { lagAllowance } from '../../../lib/store/lease-margin';
+import { lagAllowance, safety } from '../../../lib/store/lease-margin';
 import { explainsLossOf, losesDataOf, type Fault, type FaultKind } from './faults';
 import { fencedStore, lossBetween, readTokenViolations } from './fencing';
 import type { Hold, LoopGap, Violation } from './records';
@@ -138,17 +138,19 @@ export function grantedBeforePause(h: Hold, faults: readonly Fault[], lease: num
  * sampler logged one right after the other (the process ran less than one of its ticks
  * in between: a resumed process catching up on its backlog) count as one.
  */
+/** The loop sampler's period (worker.ts): two gaps closer than this are one stretch in which the process hardly ran. */
+const SAMPLER_TICK = 10;
+
 export function starvedThrough(h: Hold, before: number, gaps: readonly LoopGap[], lease: number): LoopGap | undefined {
   if (h.lostAt === undefined) return undefined;
   // After a gap the process first runs what queued up meanwhile (the sampler, renewals,
-  // IPC), so the watchdog's loss comes within the late-timer allowance the client counts
-  // (lagAllowance), not always in the sampler's turn.
-  const afterGap = lagAllowance(lease);
+  // replies, IPC): the loss comes in the sampler's turn or within a few turns after it,
+  // one sampler tick plus 20 ms. A holder that ran longer before telling it could have
+  // told it earlier.
+  const afterGap = SAMPLER_TICK + 20;
   return chained(gaps.filter((g) => g.pid === h.pid)).find((g) => g.to - g.from > lagAllowance(lease) && g.from <= before && g.to >= h.lostAt! - afterGap);
 }
 
-/** The loop sampler's period (worker.ts): two gaps closer than this are one stretch in which the process hardly ran. */
-const SAMPLER_TICK = 10;
 
 /** One process's gaps, those that follow each other within a sampler tick merged. */
 function chained(gaps: readonly LoopGap[]): LoopGap[] {
@@ -161,10 +163,16 @@ function chained(gaps: readonly LoopGap[]): LoopGap[] {
   return out;
 }
 
-/** A pause of the hold's process, longer than its lease (a fixed one, or the watchdog's), that began before `before`. */
+/**
+ * A pause of the hold's process that began before `before` and kept it from telling its
+ * loss: longer than its lease (a fixed one, or the watchdog's), or, for a fixed lease,
+ * one in which the client's deadline for it (its end less the client's margin) came.
+ */
 export function pauseOf(h: Hold, before: number, faults: readonly Fault[], lease: number): Fault | undefined {
+  const end = h.lease === undefined ? undefined : h.start + h.lease;
+  const deadlineIn = (f: Fault) => end !== undefined && f.begin <= end && end - safety(h.lease!) <= f.end;
   return faults.find(
-    (f) => f.kind === 'pause' && f.pid === h.pid && f.end - f.begin >= (h.lease ?? lease) && f.begin <= before && f.end >= h.start,
+    (f) => f.kind === 'pause' && f.pid === h.pid && (f.end - f.begin >= (h.lease ?? lease) || deadlineIn(f)) && f.begin <= before && f.end >= h.start,
   );
 }
 
