@@ -98,8 +98,14 @@ describe('the waits', () => {
   it('catches writers starved by readers, not writers that get in now and then, nor a burst of timeouts during one fault', () => {
     // Writer waits of 1.5 s timing out one after another for 11 s: nobody wrote.
     const timeouts = [0, 1, 2, 3, 4, 5, 6].map((i) => wait({ kind: 'write', outcome: 'timeout', start: 1_000 + i * 1_600, at: 2_500 + i * 1_600, pid: 100 + i }));
-    expect(check(timeouts).violations.map((v) => v.kind)).toEqual(['wait']);
-    const oneGotIn = [...timeouts.slice(0, 3), wait({ kind: 'write', start: 5_000, at: 5_500 }), ...timeouts.slice(3)];
+    // A reader of another process that came 300 ms after a waiting writer got in before that writer's deadline: starved.
+    const passing = wait({ kind: 'read', start: 5_900, at: 5_950, pid: 200 });
+    expect(check([...timeouts, passing]).violations.map((v) => v.kind)).toEqual(['wait']);
+    // No reader passed them (those holding came first, their sections longer than the writers' budgets): not the lock's doing.
+    expect(check(timeouts).violations).toEqual([]);
+    // Nor a reader let in by a writer's leave at its deadline (5 800 + 1 500).
+    expect(check([...timeouts, wait({ kind: 'read', start: 5_900, at: 7_302, pid: 200 })]).violations).toEqual([]);
+    const oneGotIn = [...timeouts.slice(0, 3), wait({ kind: 'write', start: 5_000, at: 5_500 }), ...timeouts.slice(3), passing];
     const r = check(oneGotIn);
     expect(r.violations).toEqual([]);
     expect(r.writers).toEqual({ held: 1, timedOut: 7 });

@@ -66,19 +66,35 @@ export function checkWaits(records: readonly LogRecord[], opts: WaitCheckOptions
     }
     if (past > opts.slack) report.violations.push({ kind: 'wait', lock: w.lock, message: `${what} took ${w.at - w.start} ms of a ${w.budget} ms budget (${w.outcome}): ${past} ms past the budget plus one command bound (${w.bound} ms), beyond what its process could not run` });
   }
-  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs));
+  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs, (w) => stopped(w) || unrun(w) > UNRUN));
   return report;
 }
 
 /** Two writer waits a worker makes one after the other leave a gap of its pause between turns (sections.ts: up to 30 ms) and a busy loop's delay. */
 const SLACK = 250;
 
-/** Read-write locks: a stretch covered by writer waits that timed out on one name, with no writer getting in, longer than `starvedAfterMs`. */
-function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfterMs: number): Violation[] {
+/** How long after its call a writer's wait has joined the queue (its first attempt's round trip, on a loaded machine). */
+const JOINED = 50;
+/** A writer whose process ran nothing for longer than this during its wait may have missed its heartbeats: its place was not its own throughout. */
+const UNRUN = 200;
+
+/**
+ * Read-write locks: a stretch covered by writer waits that timed out on one name, with no
+ * writer getting in, longer than `starvedAfterMs`, in which a reader of another process
+ * that came after a waiting writer got in before that writer's deadline, while the writer's
+ * process ran (DESIGN: once a writer waits, new readers wait behind it). Writers that time
+ * out behind readers who were there first, whose place lapsed while their process was
+ * stopped, or whose leave let the readers behind them in, are not starved by the lock.
+ */
+function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfterMs: number, notRunning: (w: WaitRecord) => boolean): Violation[] {
   const out: Violation[] = [];
   const writes = waits.filter((w) => w.kind === ('write' satisfies WaitKind));
   for (const name of new Set(writes.map((w) => w.lock))) {
     const mine = writes.filter((w) => w.lock === name);
+    const readsIn = waits.filter((r) => r.lock === name && r.kind === ('read' satisfies WaitKind) && r.outcome === 'held');
+    let stretch: WaitRecord[] = [];
+    const passed = () =>
+      readsIn.find((r) => stretch.some((w) => r.pid !== w.pid && r.start > w.start + JOINED && r.at < w.start + w.budget && !notRunning(w)));
     const held = mine.filter((w) => w.outcome === 'held').map((w) => w.at);
     report.writers.held += held.length;
     const timedOut = mine.filter((w) => w.outcome === 'timeout');
@@ -87,8 +103,9 @@ function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, star
     let to = -Infinity;
     let count = 0;
     const close = () => {
-      if (from !== undefined && to - from > starvedAfterMs) {
-        out.push({ kind: 'wait', lock: name, message: `from ${from} to ${to} (${to - from} ms) ${count} writer waits for ${name} timed out one after another and no writer got in (writer starvation)` });
+      const reader = from !== undefined && to - from > starvedAfterMs ? passed() : undefined;
+      if (reader && from !== undefined) {
+        out.push({ kind: 'wait', lock: name, message: `from ${from} to ${to} (${to - from} ms) ${count} writer waits for ${name} timed out one after another and no writer got in, while a reader that came after a waiting writer got in (at ${reader.at}): writer starvation` });
       }
     };
     for (const w of timedOut) {
@@ -98,9 +115,11 @@ function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, star
         from = w.start;
         to = w.at;
         count = 1;
+        stretch = [w];
       } else {
         to = Math.max(to, w.at);
         count++;
+        stretch.push(w);
       }
     }
     close();
