@@ -23,6 +23,7 @@ import type { ChaosRun } from './nemesis';
 
 const PROMOTION_TIMEOUT_MS = 30_000;
 const REJOIN_TIMEOUT_MS = 60_000;
+const REPLICA_TIMEOUT_MS = 15_000;
 
 export async function clusterFailover(run: ChaosRun): Promise<Fault> {
   const { servers } = run.servers;
@@ -30,7 +31,15 @@ export async function clusterFailover(run: ChaosRun): Promise<Fault> {
   const name = run.rng.next() < 0.7 ? LOCKS[0]! : run.rng.pick(LOCKS);
   const from = [...owners].find(([, locks]) => locks.includes(name))![0];
   const old = servers[from]!;
-  const replica = (await run.servers.clusterRoles()).find((r) => !r.master && !r.failed && r.of === old.port);
+  // The Cluster's view of who replicates whom settles a moment after a previous failover
+  // or restart: wait for the replica (bounded) rather than fail the run on a stale view.
+  type Role = Awaited<ReturnType<typeof run.servers.clusterRoles>>[number];
+  let found: Role | undefined;
+  await until(`chaos --cluster --replicas: node ${from} (port ${old.port}) serves ${name} and has a replica in sync`, REPLICA_TIMEOUT_MS, async () => {
+    found = (await run.servers.clusterRoles()).find((r) => !r.master && !r.failed && r.of === old.port);
+    return found !== undefined;
+  });
+  const replica = found as Role | undefined;
   if (!replica) throw new Error(`chaos --cluster --replicas: node ${from} (port ${old.port}) serves ${name} but has no replica in sync`);
   const role = async (port: number) => rawCommand(port, ['INFO', 'replication'], 1_000);
   const how = run.rng.pick(['killed', 'forced', 'manual'] as const);
