@@ -17,7 +17,7 @@ const KEY_ARGS: Record<string, 'first' | 'all' | 'none'> = {
   lindex: 'first', lpop: 'first', lrange: 'first', llen: 'first', lrem: 'first', rpush: 'first',
   zadd: 'first', zrem: 'first', zscore: 'first', zrange: 'first', zrangebyscore: 'first',
   // Channels are not keys: Dragonfly checks the keys a script touches, not where it publishes.
-  publish: 'none', spublish: 'none', time: 'none',
+  publish: 'none', spublish: 'none', time: 'none', info: 'none',
 };
 
 /** The text from `open` (an opening bracket) to its match, exclusive; quotes respected. */

@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import Redis from 'ioredis';
 import { LockClient, LockUnavailableError, QuorumError, type Connection, type Held, type LostEvent } from '../../lib';
-import { startMasters, type RedisServer } from '../kit/servers';
+import { startMasters, startServer, type RedisServer } from '../kit/servers';
 import { CLIENT, closeConnection, ioredisOnly, isReady, lockConnection } from '../helpers/clients';
 import { contend, wakeDelay } from '../helpers/contention';
 import { nextEvent, waitFor } from '../helpers/wait';
@@ -324,6 +324,41 @@ it('keeps a young master out for a client started after the restart too', async 
   // A client that never knew master 0 before: it is younger than a lease while the others are not.
   expect(await client().getLock(lockName).tryLock()).toBe(false);
   await lost;
+});
+
+it('keeps out a master restarted behind a proxy, which the client\'s connection never showed', async () => {
+  const lockName = name();
+  const a = client();
+  // b reaches master 0 through a proxy; the proxy later joins b's open connections to a
+  // new, empty server (a restart behind a proxy or load balancer: nothing breaks on b's side).
+  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: masters[0].port });
+  const viaProxy = await lockConnection(proxy.port, { retryDelay: 50 });
+  const b = new LockClient([viaProxy, ...lockConns.slice(1)], { watchdogTimeout: WATCHDOG });
+  clients.push(b);
+  let fresh: RedisServer | undefined;
+  try {
+    await b.getLock(`${lockName}:warm-up`).tryLock(0, 1_000); // b has met every master
+    for (const c of conns.slice(3)) await c.hset(key(lockName), 'previous-owner', 1).then(() => c.pexpire(key(lockName), 150));
+    // a rests on masters 0-2 only (leased: no renewal puts it back on 3 and 4).
+    expect(await a.getLock(lockName).tryLock(0, 5_000)).toBe(true);
+    await waitFor(async () => (await presence(lockName)).slice(3).every((p) => p === 0), { message: 'old holder expired' });
+    fresh = await startServer();
+    await proxy.retarget({ host: '127.0.0.1', port: fresh.port });
+    // Master 0 as b sees it is empty now: counting its grant would give b masters 0, 3 and 4
+    // while a's lease runs on 1 and 2.
+    expect(await b.getLock(lockName).tryLock()).toBe(false);
+    const admin = new Redis(fresh.port, '127.0.0.1');
+    try {
+      await waitFor(async () => (await admin.exists(key(lockName))) === 0, { timeout: 2_000, message: "b's grant on the new server given back" });
+    } finally {
+      admin.disconnect();
+    }
+  } finally {
+    await b.close();
+    await closeConnection(viaProxy);
+    await proxy.close();
+    await fresh?.stop();
+  }
 });
 
 it('reads a restarted master\'s uptime as possibly a second too long (INFO counts whole seconds)', async () => {

@@ -33,7 +33,7 @@ export class TcpProxy {
 
   private constructor(
     private readonly server: net.Server,
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
   ) {
     server.on('connection', (socket) => this.accept(socket));
   }
@@ -155,6 +155,29 @@ export class TcpProxy {
     this.refusing = on;
   }
 
+  /**
+   * Points the proxy at another server, for new connections and for the current ones:
+   * each client socket stays open and is joined to a new connection to `target`, so
+   * the client sees nothing (a server replaced behind a proxy or a load balancer). Call
+   * it between commands: bytes in flight are lost.
+   */
+  retarget(target: { host: string; port: number }): Promise<void> {
+    this.target = target;
+    return Promise.all(
+      [...this.pairs].map((pair) => {
+        pair.client.pause();
+        pair.client.removeAllListeners('data');
+        pair.upstream.removeAllListeners();
+        pair.upstream.on('error', () => undefined);
+        pair.upstream.destroy();
+        return new Promise<void>((resolve) => {
+          this.join(pair, resolve);
+          this.forward(pair, pair.client, pair.upstream);
+        });
+      }),
+    ).then(() => undefined);
+  }
+
   close(): Promise<void> {
     this.closing ??= new Promise((resolve) => {
       this.server.close(() => resolve());
@@ -171,25 +194,34 @@ export class TcpProxy {
     }
     // Paused until upstream is connected, so the first command is not lost.
     client.pause();
-    const upstream = net.createConnection({ host: this.target.host, port: this.target.port });
-    const pair: Pair = { client, upstream, halfDead: false, held: [], late: new Map() };
+    const pair: Pair = { client, upstream: client, halfDead: false, held: [], late: new Map() };
     this.pairs.add(pair);
-
     // Errors end up as 'close' below; listeners stop them from being thrown.
     client.on('error', () => undefined);
-    upstream.on('error', () => undefined);
-    upstream.once('connect', () => client.resume());
-    this.forward(pair, client, upstream);
-    this.forward(pair, upstream, client);
+    client.once('close', () => this.closed(pair));
+    this.join(pair);
+    this.forward(pair, client, pair.upstream);
+  }
 
-    const onClose = (): void => {
-      if (!this.pairs.has(pair)) return;
-      // A partition hides the close as well: the peer only notices later.
-      if (this.stalled) pair.halfDead = true;
-      else this.destroy(pair, 'close');
-    };
-    client.once('close', onClose);
-    upstream.once('close', onClose);
+  /** Connects pair's client to a new upstream socket: replies flow once it is connected. */
+  private join(pair: Pair, connected?: () => void): void {
+    const upstream = net.createConnection({ host: this.target.host, port: this.target.port });
+    pair.upstream = upstream;
+    upstream.on('error', () => undefined);
+    upstream.once('connect', () => {
+      pair.client.resume();
+      connected?.();
+    });
+    this.forward(pair, upstream, pair.client);
+    upstream.once('close', () => pair.upstream === upstream && this.closed(pair));
+  }
+
+  /** One side of pair closed. */
+  private closed(pair: Pair): void {
+    if (!this.pairs.has(pair)) return;
+    // A partition hides the close as well: the peer only notices later.
+    if (this.stalled) pair.halfDead = true;
+    else this.destroy(pair, 'close');
   }
 
   private forward(pair: Pair, from: net.Socket, to: net.Socket): void {

@@ -71,8 +71,8 @@ const PROBE_PAUSE = 100;
  *   connection and moves onReady once answered, so that a master restarted while no
  *   command of holdfast's was out is still checked (quorum mode's RestartWatch). A
  *   restart whose reconnect is hidden in that count by other connections opening in the
- *   same CONNECTIONS_CHECK goes unseen by this client; RestartWatch's age rule (a master
- *   younger than its peers) still holds it back in that case;
+ *   same CONNECTIONS_CHECK goes unseen here; quorum mode still finds it, by the
+ *   client's mark the restart wiped (acquire.lua, RestartWatch.met);
  * - GLIDE has no duplicate(): holdfast's pub/sub connection is a new client of the same
  *   class made from the configuration the user's was created with (kept by GLIDE on the
  *   client), with a message callback of holdfast's (glide-pubsub.ts). Its breaks are found

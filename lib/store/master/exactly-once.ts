@@ -92,7 +92,7 @@ export class ExactlyOnce {
    * Not async: a reply in the same epoch settles it in one step (the hot path), the
    * caller's `finish` included.
    */
-  grant<R>(k: LockKeys, owner: string, held: number, timeout: number, send: () => Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+  grant<R, P extends AcquireReply = AcquireReply>(k: LockKeys, owner: string, held: number, timeout: number, send: () => Promise<P>, finish: (reply: P) => R): Promise<R> {
     const earlier = this.settled(k, owner, timeout);
     if (!earlier) return this.granted(k, owner, held, timeout, send(), finish);
     return earlier.then((left) => this.granted(k, owner, held, left, send(), finish));
@@ -133,7 +133,7 @@ export class ExactlyOnce {
     );
   }
 
-  private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
+  private granted<R, P extends AcquireReply>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<P>, finish: (reply: P) => R): Promise<R> {
     const epoch = this.epoch;
     return boundThen(
       call,

@@ -96,7 +96,8 @@ export class MasterStore implements Store {
   /** Quorum mode (one of the masters): one attempt, no queue. Not async: one step from the reply to the result. */
   acquire(k: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
-    const keys = [k.key, k.fence];
+    const restarts = this.restarts;
+    const keys = restarts ? [k.key, k.fence, restarts.mark] : [k.key, k.fence];
     const args: [string, number] | [string, number, number] = this.keyRetention === acquireScripts.SCRIPT_RETENTION ? [owner, lease] : [owner, lease, this.keyRetention];
     const send = () => {
       sentAt = now();
@@ -104,6 +105,8 @@ export class MasterStore implements Store {
     };
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
       this.tookRoundTrip(now() - sentAt);
+      // Before the quorum counts the grant: a restart it tells of makes this master sit out.
+      if (reply.met) restarts?.met(reply.met);
       return granted(reply, sentAt, lease);
     });
   }

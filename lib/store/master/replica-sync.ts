@@ -48,15 +48,15 @@ export class ReplicaSync {
    * engine counts as a failed attempt. A refusal passes through whatever WAIT said: it
    * wrote nothing the client relies on.
    */
-  async acquire<A extends readonly Arg[]>(
-    script: Script<A, AcquireReply>,
+  async acquire<A extends readonly Arg[], P extends AcquireReply>(
+    script: Script<A, P>,
     keys: readonly string[],
     args: A,
     k: LockKeys,
     owner: string,
     held: number,
     timeout: number,
-  ): Promise<AcquireReply> {
+  ): Promise<P> {
     const { reply, after } = await this.followed(script, keys, args);
     if (!reply.granted) return reply;
     const error = this.shortfall('acquire', after, k.name);

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClientPort } from '../client/redis-client.js';
+import type { ServerStart } from '../scripts/acquire.js';
 import { withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
@@ -10,7 +12,10 @@ const now = () => performance.now();
  * Until then it sits out of quorum votes. A restart this client saw (new run_id after
  * a reconnect) counts; so does a master younger than one lease while a majority of
  * its peers are older (Quorum decides that: a client started after the restart), but
- * not a whole deployment started together.
+ * not a whole deployment started together. A restart the connection did not show (a
+ * proxy kept it up, or the client library reconnected without a word) is found by the
+ * client's mark on the server: each acquire that finds it missing answers with the
+ * server's run_id and uptime (acquire.lua), which met() reads as INFO's.
  */
 export class RestartWatch {
   private runId: string | undefined;
@@ -24,6 +29,8 @@ export class RestartWatch {
   readonly known: Promise<void>;
   private settleKnown: () => void = () => undefined;
   private readonly offReady: () => void;
+  /** This client's mark on the server (acquire.lua's KEYS[3]): one per client and master. */
+  readonly mark = `holdfast:met:${randomBytes(9).toString('base64url')}`;
 
   constructor(
     private readonly connection: RedisClientPort,
@@ -44,27 +51,39 @@ export class RestartWatch {
     this.offReady();
   }
 
+  /**
+   * What an acquire's reply told of the server when this client's mark was missing:
+   * read as INFO is, before the reply's grant is counted (the quorum's ballot asks
+   * SitOut once this returned).
+   */
+  met(start: ServerStart): void {
+    this.learn(start.runId, start.uptime);
+  }
+
   private check(): void {
     const known = this.runId !== undefined;
     if (known) this.checking = true;
     this.connection.info('server').then(
       (info) => {
         this.checking = false;
-        const runId = /run_id:(\w+)/.exec(info)?.[1];
-        // uptime_in_seconds is the difference of two whole-second clocks: a server up for
-        // 30 ms can say 1. Take the latest start it allows, or a restart would sit out
-        // up to a second too little (chaos: an overlap in quorum mode).
-        const uptime = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000;
-        this.startedAt = now() - Math.max(0, uptime - 1_000);
+        this.learn(/run_id:(\w+)/.exec(info)?.[1], Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000);
         this.settleKnown();
-        if (runId && known && runId !== this.runId) this.until = this.startedAt + this.sitOut;
-        this.runId = runId ?? this.runId;
       },
       () => {
         // Unanswered: the client reconnects and 'ready' checks again; meanwhile it sits out.
         this.settleKnown();
       },
     );
+  }
+
+  /** A run_id and uptime (ms) read from the server: a new run_id is a restart. */
+  private learn(runId: string | undefined, uptime: number): void {
+    // uptime_in_seconds is the difference of two whole-second clocks: a server up for
+    // 30 ms can say 1. Take the latest start it allows, or a restart would sit out
+    // up to a second too little.
+    this.startedAt = now() - Math.max(0, uptime - 1_000);
+    if (runId && this.runId !== undefined && runId !== this.runId) this.until = this.startedAt + this.sitOut;
+    this.runId = runId ?? this.runId;
   }
 }
 

@@ -11,14 +11,26 @@ export type AcquireReply =
    */
   | { granted: false; pttl: number; counter: number; head: boolean; windowLeft: number };
 
+/** A server's identity and age, as its INFO tells them. */
+export interface ServerStart {
+  readonly runId: string;
+  /** INFO's uptime_in_seconds, in ms: whole seconds, so up to a second more than the server ran. */
+  readonly uptime: number;
+}
+
+/** acquire.lua's reply: `met` when the client's mark was missing there (see acquire.lua). */
+export type QuorumAcquireReply = AcquireReply & { readonly met?: ServerStart };
+
 /**
- * acquire.lua (quorum mode, one of the masters): KEYS lock, fence; ARGV owner, lease,
- * and key retention unless it is the default (each argument costs the client).
+ * acquire.lua (quorum mode, one of the masters): KEYS lock, fence, the client's mark on
+ * the server; ARGV owner, lease, and key retention unless it is the default (each
+ * argument costs the client).
  */
-export const acquire = new Script<[owner: string, lease: number] | [owner: string, lease: number, retention: number], AcquireReply>('acquire', sources.acquire, (raw) => {
-  const r = raw as number[];
-  if (r[0] === 1) return { granted: true, token: Number(r[1]) };
-  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false, windowLeft: 0 };
+export const acquire = new Script<[owner: string, lease: number] | [owner: string, lease: number, retention: number], QuorumAcquireReply>('acquire', sources.acquire, (raw) => {
+  const r = raw as (number | string)[];
+  const start = (at: number): ServerStart | undefined => (r.length > at ? { runId: String(r[at]), uptime: Number(r[at + 1]) * 1_000 } : undefined);
+  if (r[0] === 1) return { granted: true, token: Number(r[1]), met: start(2) };
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false, windowLeft: 0, met: start(3) };
 });
 
 /**
