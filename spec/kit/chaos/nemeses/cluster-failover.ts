@@ -22,7 +22,9 @@ import { until } from '../timing';
 import type { ChaosRun } from './nemesis';
 
 const PROMOTION_TIMEOUT_MS = 30_000;
-const REJOIN_TIMEOUT_MS = 60_000;
+/** The old master's own return as a replica (seconds, as a rule), then after CLUSTER REPLICATE. */
+const REJOIN_TIMEOUT_MS = 10_000;
+const TOLD_REJOIN_TIMEOUT_MS = 30_000;
 const REPLICA_TIMEOUT_MS = 15_000;
 
 export async function clusterFailover(run: ChaosRun): Promise<Fault> {
@@ -49,10 +51,24 @@ export async function clusterFailover(run: ChaosRun): Promise<Fault> {
   else await rawCommand(replica.port, how === 'forced' ? ['CLUSTER', 'FAILOVER', 'FORCE'] : ['CLUSTER', 'FAILOVER'], 1_000);
   await until(`chaos --cluster --replicas: the replica on port ${replica.port} promoted`, PROMOTION_TIMEOUT_MS, async () => /role:master/.test(await role(replica.port)));
   if (killed) await old.restart();
-  await until(`chaos --cluster --replicas: the old master (port ${old.port}) back as a replica in sync`, REJOIN_TIMEOUT_MS, async () => {
-    const info = await role(old.port);
-    return /role:slave/.test(info) && new RegExp(`master_port:${replica.port}\\b`).test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info);
-  });
+  // The old master turns replica once it hears of the new master's newer epoch. When it has
+  // not within REJOIN_TIMEOUT_MS, it is told to (CLUSTER REPLICATE), as an operator would;
+  // the run fails only if it is not back in sync after that either.
+  let last = '';
+  const rejoined = async () => {
+    last = await role(old.port);
+    return /role:slave/.test(last) && new RegExp(`master_port:${replica.port}\\b`).test(last) && /master_link_status:up/.test(last) && /master_sync_in_progress:0/.test(last);
+  };
+  const rejoin = `chaos --cluster --replicas: the old master (port ${old.port}) back as a replica of port ${replica.port} in sync`;
+  try {
+    await until(rejoin, REJOIN_TIMEOUT_MS, rejoined);
+  } catch {
+    const newMaster = String(await rawCommand(replica.port, ['CLUSTER', 'MYID'], 1_000));
+    await rawCommand(old.port, ['CLUSTER', 'REPLICATE', newMaster], 1_000).catch(() => undefined);
+    await until(rejoin, TOLD_REJOIN_TIMEOUT_MS, rejoined).catch((error: Error) => {
+      throw new Error(`${error.message} (told to replicate it after ${REJOIN_TIMEOUT_MS} ms); its INFO replication: ${last.replace(/\r?\n/g, ' ')}`);
+    });
+  }
   await run.servers.waitClusterOk();
   return { kind: 'failover', master: from, locks: owners.get(from) ?? [], how, begin, end: Date.now() };
 }
