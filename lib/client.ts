@@ -110,6 +110,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
           // Longer than the longest lease a holder could still believe in, with room for
           // its timers firing late on a busy machine (Redlock: restart delay > max TTL).
           watchdogTimeout + Math.max(100, watchdogTimeout / 4),
+          `${this.options.keyPrefix}met:${this.id}`,
           (error) => this.engine.error(error),
         )
       : masters[0];

@@ -89,8 +89,8 @@ export class MasterStore implements Store {
   restarts: RestartWatch | undefined;
 
   /** Quorum mode: after a restart this master sits out votes for `sitOut` ms (see RestartWatch). */
-  watchRestarts(sitOut: number): void {
-    this.restarts ??= new RestartWatch(this.connection, sitOut);
+  watchRestarts(sitOut: number, mark: string): void {
+    this.restarts ??= new RestartWatch(this.connection, sitOut, mark);
   }
 
   /** Quorum mode (one of the masters): one attempt, no queue. Not async: one step from the reply to the result. */

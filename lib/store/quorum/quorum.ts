@@ -43,13 +43,15 @@ export class QuorumStore implements Store {
     private readonly driftFactor: number,
     /** The longest lease a restarted master must sit out (the client's watchdogTimeout). */
     sitOut: number,
+    /** This client's mark on each master (see RestartWatch). */
+    mark: string,
     /** Background trouble with no caller to reject (a give-back that failed). */
     onError: (error: Error) => void,
   ) {
     this.longLease = new LongLeaseWarning(sitOut);
     this.size = masters.length;
     this.quorum = Math.floor(masters.length / 2) + 1;
-    for (const m of masters) m.watchRestarts(sitOut);
+    for (const m of masters) m.watchRestarts(sitOut, mark);
     this.sitOut = new SitOut(masters, sitOut, this.quorum);
     this.acquisition = new QuorumAcquisition(masters, this.quorum, this.sitOut, (lease) => this.drift(lease), this.givenBack, onError);
   }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { RedisClientPort } from '../client/redis-client.js';
 import type { ServerStart } from '../scripts/acquire.js';
 import { withTimeout } from '../../util/timeout.js';
@@ -29,12 +28,11 @@ export class RestartWatch {
   readonly known: Promise<void>;
   private settleKnown: () => void = () => undefined;
   private readonly offReady: () => void;
-  /** This client's mark on the server (acquire.lua's KEYS[3]): one per client and master. */
-  readonly mark = `holdfast:met:${randomBytes(9).toString('base64url')}`;
-
   constructor(
     private readonly connection: RedisClientPort,
     private readonly sitOut: number,
+    /** This client's mark on the server (acquire.lua's KEYS[3]): `<keyPrefix>met:<client id>`. */
+    readonly mark: string,
   ) {
     this.known = new Promise((resolve) => (this.settleKnown = resolve));
     this.offReady = connection.onReady(() => this.check());
