@@ -44,6 +44,9 @@ it('ships only what users need, with no install-time scripts', () => {
   // Each Lua script ships once, in the .js: a declaration holds its type, not its text.
   const withLua = files.filter((f) => f.endsWith('.d.ts') && /redis\.call\(/.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
   expect(withLua).toEqual([]);
+  // Nor does any other text ship twice: a long string constant is declared `string`, not as its literal (the CLI's help).
+  const withText = files.filter((f) => f.endsWith('.d.ts') && /=\s*"(?:[^"\\]|\\.){200,}"/.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
+  expect(withText).toEqual([]);
 });
 
 it('names its repository, and its README has no link that is dead on the npm page', () => {
