@@ -43,6 +43,16 @@ describe('holdfast on ioredis-mock', () => {
     expect(() => new LockClient(new RedisMock({ port: ++port }))).not.toThrow();
   });
 
+  it("the README's lines (examples/unit-tests.ts) give a LockClient that takes and releases a lock", async () => {
+    const { locks } = await import('../examples/unit-tests');
+    clients.push(locks);
+    const lock = locks.getLock('readme');
+    expect(await lock.tryLock()).toBe(true);
+    expect(await lock.isLocked()).toBe(true);
+    await lock.unlock();
+    expect(await lock.isLocked()).toBe(false);
+  });
+
   it('lock: reentry within a scope, exclusion between scopes and between clients, a wait woken by the release', async () => {
     const connect = server();
     const a = connect();
