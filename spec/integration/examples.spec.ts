@@ -88,6 +88,30 @@ it.each([
   expect(await redis.exists('holdfast:{clients-example}')).toBe(0);
 });
 
+// The example says "ioredis 5 or 6" and "node-redis 5 or 6": the versions these specs
+// do not install under those names run it too, as the project's 'ioredis' or 'redis'.
+it.each([
+  ['ioredis 6', 'ioredis', 'ioredis6', 'ioredisLocks'],
+  ['node-redis 5', 'redis', 'redis5', 'nodeRedisLocks'],
+] as const)('locks through %s as the client example shows, and closes', async (_label, name, installed, example) => {
+  let make: ((url: string) => ReturnType<typeof ioredisLocks> | ReturnType<typeof nodeRedisLocks>) | undefined;
+  let served = false;
+  jest.isolateModules(() => {
+    jest.doMock(name, () => ((served = true), jest.requireActual(installed)));
+    jest.doMock('@valkey/valkey-glide', () => ({})); // not this test's: its native binding loads once per process
+    make = (require('../../examples/clients') as typeof import('../../examples/clients'))[example];
+  });
+  expect(served).toBe(true);
+  expect((jest.requireActual(`${installed}/package.json`) as { version: string }).version).toMatch(name === 'ioredis' ? /^6\./ : /^5\./);
+  const { locks: mine, close } = await make!(`redis://127.0.0.1:${server.port}`);
+  const lock = mine.getLock('clients-example');
+  expect(await lock.tryLock()).toBe(true);
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(1);
+  await lock.unlock();
+  await close();
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(0);
+});
+
 it('nested service methods reenter, and concurrent requests exclude each other', async () => {
   const stock = new Map([['42', 10]]);
   const { placeOrder } = orderService(locks, stock);
