@@ -27,6 +27,10 @@ run(path.join(root, 'scripts', 'embed-lua.mjs'));
 run(tsc, '-p', 'tsconfig.build.json');
 fs.writeFileSync(path.join(dist, 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 fs.chmodSync(path.join(dist, 'cjs', 'cli', 'index.js'), 0o755);
+// The CLI is a bin, not an entry point ("exports" has no ./cli, and no other declaration
+// imports it): its declarations could never be loaded, so they are not shipped.
+const cliDir = path.join(dist, 'cjs', 'cli');
+for (const f of fs.readdirSync(cliDir)) if (f.endsWith('.d.ts')) fs.rmSync(path.join(cliDir, f));
 
 fs.mkdirSync(path.join(dist, 'esm'), { recursive: true });
 fs.writeFileSync(path.join(dist, 'esm', 'package.json'), '{ "type": "module" }\n');

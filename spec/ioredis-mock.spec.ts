@@ -43,6 +43,16 @@ describe('holdfast on ioredis-mock', () => {
     expect(() => new LockClient(new RedisMock({ port: ++port }))).not.toThrow();
   });
 
+  it("the README's lines (examples/unit-tests.ts) give a LockClient that takes and releases a lock", async () => {
+    const { locks } = await import('../examples/unit-tests');
+    clients.push(locks);
+    const lock = locks.getLock('readme');
+    expect(await lock.tryLock()).toBe(true);
+    expect(await lock.isLocked()).toBe(true);
+    await lock.unlock();
+    expect(await lock.isLocked()).toBe(false);
+  });
+
   it('lock: reentry within a scope, exclusion between scopes and between clients, a wait woken by the release', async () => {
     const connect = server();
     const a = connect();
@@ -139,14 +149,17 @@ describe('holdfast on ioredis-mock', () => {
   });
 
   it('the watchdog keeps holds past several leases, with real timers (a tick renews both in one script call)', async () => {
-    const connect = server({ watchdogTimeout: 300 });
+    // A 1 s lease, not less: the mock's keys expire by the clock while its Lua (fengari)
+    // and the renewal timer share this process, so a stall of a few hundred ms on a busy
+    // machine must not outlast a lease.
+    const connect = server({ watchdogTimeout: 1_000 });
     const [a, b] = [connect(), connect()];
     const locks = [a.getLock('long:1'), a.getLock('long:2')];
     const others = [b.getLock('long:1'), b.getLock('long:2')];
     const renewed = new Map<string, number>();
     a.on('renewed', ({ name }) => renewed.set(name, (renewed.get(name) ?? 0) + 1));
     for (const lock of locks) await lock.lock();
-    await waitFor(() => (renewed.get('long:1') ?? 0) >= 4 && (renewed.get('long:2') ?? 0) >= 4, { timeout: 3_000, message: 'four renewals of each' });
+    await waitFor(() => (renewed.get('long:1') ?? 0) >= 4 && (renewed.get('long:2') ?? 0) >= 4, { timeout: 6_000, message: 'four renewals of each' });
     for (const other of others) expect(await other.tryLock()).toBe(false);
     expect(await locks[0]!.remainTimeToLive()).toBeGreaterThan(0);
     for (const lock of locks) await lock.unlock();

@@ -12,12 +12,15 @@ import { startServer } from './kit/servers';
 const root = path.resolve(__dirname, '..');
 let scratch: string;
 let files: string[];
+/** The packed tarball's size in bytes. */
+let packedSize: number;
 
 beforeAll(() => {
   execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'pipe' });
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-pack-'));
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }).toString());
   files = packed[0].files.map((f: { path: string }) => f.path);
+  packedSize = packed[0].size;
   const modules = path.join(scratch, 'node_modules');
   fs.mkdirSync(path.join(modules, 'holdfast'), { recursive: true });
   execFileSync('tar', ['xzf', path.join(scratch, packed[0].filename), '-C', path.join(modules, 'holdfast'), '--strip-components=1']);
@@ -44,6 +47,13 @@ it('ships only what users need, with no install-time scripts', () => {
   // Each Lua script ships once, in the .js: a declaration holds its type, not its text.
   const withLua = files.filter((f) => f.endsWith('.d.ts') && /redis\.call\(/.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
   expect(withLua).toEqual([]);
+  // Nor does any other text ship twice: a long string constant is declared `string`, not as its literal (the CLI's help).
+  const withText = files.filter((f) => f.endsWith('.d.ts') && /=\s*"(?:[^"\\]|\\.){200,}"/.test(fs.readFileSync(path.join(scratch, 'node_modules', 'holdfast', f), 'utf8')));
+  expect(withText).toEqual([]);
+  // The bin's modules are not importable (no ./cli in "exports"): no declarations for them.
+  expect(files.filter((f) => f.startsWith('dist/cjs/cli/') && f.endsWith('.d.ts'))).toEqual([]);
+  // Issue 31's budget: below the 244 kB the package weighed when the Lua scripts shipped twice.
+  expect(packedSize).toBeLessThan(244_000);
 });
 
 it('names its repository, and its README has no link that is dead on the npm page', () => {

@@ -30,7 +30,7 @@ export const version = ((): string => {
   return 'unknown';
 })();
 
-export const MAIN_HELP = `holdfast ${version}: a distributed flock(1) on Redis
+export const MAIN_HELP: string = `holdfast ${version}: a distributed flock(1) on Redis
 
 Usage:
   holdfast exec <name> [options] -- <command> [args...]
@@ -70,7 +70,7 @@ user of the machine sees it in ps.`;
 const DURATIONS = `Durations: a bare number is seconds (-w 5, -w 0.5); or with units ms, s, m, h,
 largest first (250ms, 10s, 1m30s, 2h).`;
 
-export const EXEC_HELP = `Usage: holdfast exec <name> [options] -- <command> [args...]
+export const EXEC_HELP: string = `Usage: holdfast exec <name> [options] -- <command> [args...]
 
 Takes the lock <name>, runs <command> with its arguments (directly, without a
 shell; stdin, stdout and stderr are holdfast's), and releases the lock when the
@@ -164,7 +164,7 @@ Examples:
 const ADMIN_STATUS = `Exit status: 0 when Redis answered, ${EXIT_UNAVAILABLE} when it could not be reached (or
 no quorum answered), ${EXIT_USAGE} for bad usage, ${EXIT_INTERNAL} if holdfast failed.`;
 
-export const STATUS_HELP = `Usage: holdfast status <name> [--json] [options]
+export const STATUS_HELP: string = `Usage: holdfast status <name> [--json] [options]
 
 Shows whether <name> is locked, by whom (owner id, host, pid, reentry count),
 the TTL of its lease, the last fencing token minted for it, and how many wait
@@ -190,7 +190,7 @@ ${PASSWORD}
 ${ADMIN_STATUS}
 `;
 
-export const LS_HELP = `Usage: holdfast ls [<pattern>] [--json] [options]
+export const LS_HELP: string = `Usage: holdfast ls [<pattern>] [--json] [options]
 
 Lists the names held now that match <pattern> (a Redis MATCH pattern:
 * ? [abc], \\ escapes; default *), sorted, one line per kind of hold (lock,
@@ -211,7 +211,7 @@ ${PASSWORD}
 ${ADMIN_STATUS}
 `;
 
-export const RELEASE_HELP = `Usage: holdfast release <name> [--force] [options]
+export const RELEASE_HELP: string = `Usage: holdfast release <name> [--force] [options]
 
 Without --force, asks every holder of <name> to let go (lock.requestRelease(),
 and on one master the readers' and the semaphore's: requestRelease()) and says

@@ -2,13 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { LockClient, LockLostError } from '../../lib';
+import { HOLDER_CHANNEL } from '../../lib/store/scripts/release';
 import { startMasters, startServer, type RedisServer } from '../kit/servers';
 import { transfer } from '../../examples/await-using';
+import { runUnlessBusy } from '../../examples/errors';
 import { glideLocks, ioredisLocks, iovalkeyLocks, nodeRedisLocks } from '../../examples/clients';
 import { watchLocks } from '../../examples/events';
 import { FencedStore, saveProfile } from '../../examples/fencing';
 import { lockScope, orderService } from '../../examples/nested-services';
 import { documents } from '../../examples/read-write';
+import { reportQuota } from '../../examples/semaphore-inspect';
 import { quorumLocks } from '../../examples/topologies';
 import { quickStart } from '../../examples/quick-start';
 import { nightlyReport } from '../../examples/try-lock';
@@ -45,6 +48,27 @@ describe('README', () => {
     expect(region).not.toBeNull();
     expect(readme).toContain(region![1].trim());
   });
+
+  // What runs no spec can show: set-up lines whose connections name the default port or
+  // Sentinel hosts, and the one-line-per-method summary. docs.spec type-checks them.
+  const typeCheckedOnly = [
+    "docs/guides/leases-and-replicas.md: const redis = new Redis({ sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }], name: 'mymaster' });",
+    'docs/guides/locks.md: await lock.lock(); // no lease: the watchdog renews it until unlock()',
+    "docs/guides/ownership.md: import { Redis } from 'ioredis';",
+  ];
+  it('runs every snippet of the README and the guides: each quotes an examples/ file, bar the set-up lines listed', () => {
+    const regions = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => /\/\/ #region example\n([\s\S]*?)\/\/ #endregion example/.exec(fs.readFileSync(path.join(dir, f), 'utf8'))?.[1]?.trim())
+      .filter((r): r is string => r !== undefined);
+    const standalone = ['README.md', ...fs.readdirSync(guides).filter((f) => f.endsWith('.md')).map((f) => `docs/guides/${f}`)].flatMap((page) =>
+      [...fs.readFileSync(path.resolve(__dirname, '..', '..', page), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)]
+        .filter((m) => !regions.some((r) => m[1]!.includes(r)))
+        .map((m) => `${page}: ${m[1]!.split('\n')[0]!.trim().replace(/\s+/g, ' ')}`),
+    );
+    expect(standalone).toEqual(typeCheckedOnly);
+  });
 });
 
 // The cluster and Sentinel examples are type-checked here; their behaviour is what
@@ -56,6 +80,30 @@ it.each([
   ['glide', glideLocks],
 ] as const)('locks through %s as the client example shows, and closes', async (_kind, make) => {
   const { locks: mine, close } = await make(`redis://127.0.0.1:${server.port}`);
+  const lock = mine.getLock('clients-example');
+  expect(await lock.tryLock()).toBe(true);
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(1);
+  await lock.unlock();
+  await close();
+  expect(await redis.exists('holdfast:{clients-example}')).toBe(0);
+});
+
+// The example says "ioredis 5 or 6" and "node-redis 5 or 6": the versions these specs
+// do not install under those names run it too, as the project's 'ioredis' or 'redis'.
+it.each([
+  ['ioredis 6', 'ioredis', 'ioredis6', 'ioredisLocks'],
+  ['node-redis 5', 'redis', 'redis5', 'nodeRedisLocks'],
+] as const)('locks through %s as the client example shows, and closes', async (_label, name, installed, example) => {
+  let make: ((url: string) => ReturnType<typeof ioredisLocks> | ReturnType<typeof nodeRedisLocks>) | undefined;
+  let served = false;
+  jest.isolateModules(() => {
+    jest.doMock(name, () => ((served = true), jest.requireActual(installed)));
+    jest.doMock('@valkey/valkey-glide', () => ({})); // not this test's: its native binding loads once per process
+    make = (require('../../examples/clients') as typeof import('../../examples/clients'))[example];
+  });
+  expect(served).toBe(true);
+  expect((jest.requireActual(`${installed}/package.json`) as { version: string }).version).toMatch(name === 'ioredis' ? /^6\./ : /^5\./);
+  const { locks: mine, close } = await make!(`redis://127.0.0.1:${server.port}`);
   const lock = mine.getLock('clients-example');
   expect(await lock.tryLock()).toBe(true);
   expect(await redis.exists('holdfast:{clients-example}')).toBe(1);
@@ -214,4 +262,56 @@ it('read-write: readers share, an edit writes alone with a rising token, then re
   expect(readDuringIndex).toBe(true);
   expect(editsAtOnce).toBe(1);
   expect(results[1]).toMatch(/^v0/);
+});
+
+it('the semaphore inspect example prints who holds permits and asks them to let go', async () => {
+  const lines: string[] = [];
+  const print = jest.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+  const other = new LockClient(redis);
+  try {
+    const permit = await other.getSemaphore('api:quota', 10).acquire({ permits: 2 });
+    // A request to let go is a pub/sub message: the holder hears it once subscribed.
+    const channel = HOLDER_CHANNEL + permit.id.slice(0, permit.id.lastIndexOf(':') + 1);
+    await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]) > 0, { timeout: 2_000, message: 'the holder subscribed' });
+    await reportQuota(locks);
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^2/10 permits held by \\S+ pid ${process.pid}; 0 waiting$`)), 'asked 1 holders to let go']);
+    await waitFor(() => permit.signal.aborted, { timeout: 2_000, message: "the holder's signal aborted" });
+    await permit.release();
+    expect(await redis.keys('holdfast:{api:quota}*')).toEqual([]);
+  } finally {
+    print.mockRestore();
+    await other.close();
+  }
+});
+
+it('the error example answers busy on a held lock, runs the work on a free one, and logs an unreachable Redis with its code', async () => {
+  const other = new LockClient(redis);
+  const logged: unknown[][] = [];
+  const log = (...args: unknown[]) => void logged.push(args);
+  let ran = 0;
+  const work = async () => void (ran += 1);
+  try {
+    const held = await other.getLock('errors-example').acquire();
+    expect(await runUnlessBusy(locks.getLock('errors-example'), work, log, 100)).toBe('busy');
+    await held.release();
+    expect(await runUnlessBusy(locks.getLock('errors-example'), work, log, 100)).toBe('done');
+    expect(ran).toBe(1);
+    expect(logged).toEqual([]);
+    // A Redis that cannot be reached: ioredis without its offline queue fails each call at once.
+    const gone = await startServer();
+    const dead = new Redis(gone.port, '127.0.0.1', { enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true });
+    dead.on('error', () => undefined);
+    await gone.stop();
+    const deadLocks = new LockClient(dead);
+    try {
+      await expect(runUnlessBusy(deadLocks.getLock('errors-example'), work, log, 100)).rejects.toMatchObject({ code: 'HOLDFAST_UNAVAILABLE' });
+      expect(logged).toEqual([['HOLDFAST_UNAVAILABLE', expect.anything()]]);
+      expect(ran).toBe(1);
+    } finally {
+      await deadLocks.close();
+      dead.disconnect();
+    }
+  } finally {
+    await other.close();
+  }
 });
