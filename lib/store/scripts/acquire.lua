@@ -19,7 +19,8 @@ local key, fence, owner, lease = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
 local retention = tonumber(ARGV[3]) or RETENTION
 local function met(reply)
   if redis.call('exists', KEYS[3]) == 1 then return reply end
-  redis.call('set', KEYS[3], 1, 'PX', MARK_TTL)
+  -- Within the key retention: no key of holdfast's outlives it (DESIGN, keyRetention).
+  redis.call('set', KEYS[3], 1, 'PX', math.min(MARK_TTL, retention))
   local info = redis.call('info', 'server')
   reply[#reply + 1] = string.match(info, 'run_id:(%w+)')
   reply[#reply + 1] = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))

@@ -12,8 +12,9 @@
  *   a replica, dropping them: what it granted meanwhile is lost, as with a killed master.
  * - manual: CLUSTER FAILOVER on the replica (a planned switch): the master stops taking
  *   writes until the replica has caught up, then the replica takes over. Nothing is lost.
- * The fault ends once the old master is a replica of the new one, in sync, and the
- * Cluster is ok (the next failover has a replica again).
+ * The fault ends once the pair is whole again, the old master a replica of the new one
+ * in sync (or, when the failover came undone, the other way round), and the Cluster is
+ * ok (the next failover has a replica again).
  */
 import { rawCommand } from '../../servers';
 import type { Fault } from '../faults';
@@ -52,21 +53,24 @@ export async function clusterFailover(run: ChaosRun): Promise<Fault> {
   await until(`chaos --cluster --replicas: the replica on port ${replica.port} promoted`, PROMOTION_TIMEOUT_MS, async () => /role:master/.test(await role(replica.port)));
   if (killed) await old.restart();
   // The old master turns replica once it hears of the new master's newer epoch. When it has
-  // not within REJOIN_TIMEOUT_MS, it is told to (CLUSTER REPLICATE), as an operator would;
-  // the run fails only if it is not back in sync after that either.
+  // not within REJOIN_TIMEOUT_MS, it is told to (CLUSTER REPLICATE), as an operator would.
+  // A pair whose failover came undone (the old master serves again, the replica follows
+  // it in sync) is whole too. The run fails only if neither is true after that.
   let last = '';
-  const rejoined = async () => {
+  const inSyncWith = (info: string, master: number) =>
+    /role:slave/.test(info) && new RegExp(`master_port:${master}\\b`).test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info);
+  const whole = async () => {
     last = await role(old.port);
-    return /role:slave/.test(last) && new RegExp(`master_port:${replica.port}\\b`).test(last) && /master_link_status:up/.test(last) && /master_sync_in_progress:0/.test(last);
+    return inSyncWith(last, replica.port) || (/role:master/.test(last) && inSyncWith(await role(replica.port), old.port));
   };
-  const rejoin = `chaos --cluster --replicas: the old master (port ${old.port}) back as a replica of port ${replica.port} in sync`;
+  const rejoin = `chaos --cluster --replicas: the old master (port ${old.port}) and its replica (port ${replica.port}) a pair in sync again`;
   try {
-    await until(rejoin, REJOIN_TIMEOUT_MS, rejoined);
+    await until(rejoin, REJOIN_TIMEOUT_MS, whole);
   } catch {
     const newMaster = String(await rawCommand(replica.port, ['CLUSTER', 'MYID'], 1_000));
     await rawCommand(old.port, ['CLUSTER', 'REPLICATE', newMaster], 1_000).catch(() => undefined);
-    await until(rejoin, TOLD_REJOIN_TIMEOUT_MS, rejoined).catch((error: Error) => {
-      throw new Error(`${error.message} (told to replicate it after ${REJOIN_TIMEOUT_MS} ms); its INFO replication: ${last.replace(/\r?\n/g, ' ')}`);
+    await until(rejoin, TOLD_REJOIN_TIMEOUT_MS, whole).catch((error: Error) => {
+      throw new Error(`${error.message} (the old master told to replicate after ${REJOIN_TIMEOUT_MS} ms); its INFO replication: ${last.replace(/\r?\n/g, ' ')}`);
     });
   }
   await run.servers.waitClusterOk();
