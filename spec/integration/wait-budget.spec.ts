@@ -1,5 +1,5 @@
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockTimeoutError, type Connection } from '../../lib';
+import { LockClient, LockTimeoutError, LockUnavailableError, type Connection } from '../../lib';
 import { clusterSlot } from '../../lib/store/master/slot';
 import { rawCommand, startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
@@ -216,6 +216,41 @@ describe('one master, a grant that came after a reconnect', () => {
       proxy.latency(0);
       await lock.unlock();
       expect(await admin.exists(`holdfast:{${lockName}}`)).toBe(0);
+    } finally {
+      await locks.close();
+      conn.disconnect();
+      await proxy.close();
+    }
+  }, 20_000);
+
+  it('settles within one command bound when it failed with its connection and its give-back is slow', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+    // A call in flight is rejected as its connection closes, not resent (as node-redis
+    // does, and a Cluster when it gives up on a node): the server may have run it, so
+    // its grant is given back.
+    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, maxRetriesPerRequest: 0, enableReadyCheck: false, disableClientInfo: true });
+    conn.on('error', () => undefined);
+    const bound = 1_000;
+    const latency = 400;
+    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: bound });
+    try {
+      const lockName = name();
+      expect(await locks.getLock(`${lockName}:warm-up`).run(async () => 'held')).toBe('held');
+      // The attempt fails half way through its bound; the give-back then takes ~2 x latency.
+      await admin.client('PAUSE', 500, 'WRITE');
+      const attempt = timed(() => locks.getLock(lockName).tryLock());
+      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
+      proxy.blackhole();
+      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
+      proxy.drop();
+      proxy.resume();
+      proxy.latency(latency);
+      const { ms, error } = await attempt;
+      expect(error).toBeInstanceOf(LockUnavailableError);
+      expect(ms).toBeLessThan(bound + SLACK);
+      // The give-back still lands: nothing is left held.
+      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
+      proxy.latency(0);
     } finally {
       await locks.close();
       conn.disconnect();

@@ -135,7 +135,7 @@ export class ExactlyOnce {
 
   private granted<R>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, finish: (reply: AcquireReply) => R): Promise<R> {
     const epoch = this.epoch;
-    // The call's bound ends here; rule 2's level check is part of the call, within it.
+    // The call's bound ends here; the repairs of rules 2 and 3 are part of the call, within it.
     const until = now() + timeout;
     return boundThen(
       call,
@@ -143,16 +143,21 @@ export class ExactlyOnce {
       'acquire',
       k.name,
       (reply) => (reply.granted && this.epoch !== epoch ? this.regranted(k, owner, held + 1, until, () => finish(reply)) : finish(reply)),
-      (error: unknown) => this.grantFailed(k, owner, held, timeout, call, epoch, error),
+      (error: unknown) => this.grantFailed(k, owner, held, until, call, epoch, error),
     );
   }
 
-  private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
+  /**
+   * Rules 3 and 4. The repair of a call that failed with its connection is part of the
+   * call, so it gets what is left of the call's bound (`until`); a give-back or level
+   * check still out then stays recorded as unsettled (rule 7).
+   */
+  private async grantFailed(k: LockKeys, owner: string, held: number, until: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
       this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, bound, levels));
     } else if (this.epoch !== epoch) {
-      if (held === 0) await this.giveBack(k, owner, timeout, 1);
-      else await this.settleLevel(k, owner, held, timeout);
+      if (held === 0) await this.giveBack(k, owner, Math.max(1, until - now()), 1);
+      else await this.settleLevel(k, owner, held, until - now());
     }
     throw error;
   }
