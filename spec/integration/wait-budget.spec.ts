@@ -1,9 +1,10 @@
 import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockTimeoutError, type Connection } from '../../lib';
+import { LockClient, LockTimeoutError, LockUnavailableError, type Connection } from '../../lib';
 import { clusterSlot } from '../../lib/store/master/slot';
-import { rawCommand, startCluster, startMasters, type RedisServer, type TestCluster } from '../kit/servers';
+import { rawCommand, startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
 import { closeConnection, lockCluster, lockConnection } from '../helpers/clients';
+import { waitFor } from '../helpers/wait';
 
 // DESIGN "Waiting": a wait settles within its waitTime plus one command bound, whatever
 // Redis does. Here under the two faults where waits overran it: a Cluster slot migrated
@@ -164,4 +165,96 @@ describe('quorum mode, a master stalled', () => {
       await Promise.all(proxies.map((p) => p.close()));
     }
   }, 30_000);
+});
+
+// A grant whose connection broke while it was out may have run twice (ioredis resends
+// it after the reconnect): its level is then set to the client's count (exactly-once.ts
+// rule 2). That check is part of the attempt, so it gets what is left of the attempt's
+// bound, not a bound of its own: unanswered within it, the grant stands as it came.
+describe('one master, a grant that came after a reconnect', () => {
+  let server: RedisServer;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    server = await startServer();
+    admin = new Redis(server.port, '127.0.0.1');
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+  });
+
+  it('settles within one command bound when the level check after it is slow', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+    // ioredis, whatever the project: its resend after a reconnect is what is under test.
+    // No ready check nor client info: the resend is the first thing sent on the new connection.
+    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, enableReadyCheck: false, disableClientInfo: true });
+    conn.on('error', () => undefined);
+    const bound = 1_000;
+    const latency = 300;
+    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: bound });
+    try {
+      const lockName = name();
+      // Scripts loaded: the attempt below is one EVALSHA.
+      expect(await locks.getLock(`${lockName}:warm-up`).run(async () => 'held')).toBe('held');
+      // The server holds the attempt back until its reply path is cut, then runs it.
+      await admin.client('PAUSE', 100, 'WRITE');
+      const lock = locks.getLock(lockName);
+      const attempt = timed(() => lock.tryLock());
+      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
+      proxy.blackhole();
+      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
+      // The connection breaks and comes back slow: the resent attempt's grant (from a new
+      // epoch) comes within the bound (~2 x latency), its level check would take as long again.
+      proxy.drop();
+      proxy.resume();
+      proxy.latency(latency);
+      const { ms, value, error } = await attempt;
+      expect(error).toBeUndefined();
+      expect(value).toBe(true);
+      expect(ms).toBeLessThan(bound + SLACK);
+      proxy.latency(0);
+      await lock.unlock();
+      expect(await admin.exists(`holdfast:{${lockName}}`)).toBe(0);
+    } finally {
+      await locks.close();
+      conn.disconnect();
+      await proxy.close();
+    }
+  }, 20_000);
+
+  it('settles within one command bound when it failed with its connection and its give-back is slow', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+    // A call in flight is rejected as its connection closes, not resent (as node-redis
+    // does, and a Cluster when it gives up on a node): the server may have run it, so
+    // its grant is given back.
+    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, maxRetriesPerRequest: 0, enableReadyCheck: false, disableClientInfo: true });
+    conn.on('error', () => undefined);
+    const bound = 1_000;
+    const latency = 400;
+    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: bound });
+    try {
+      const lockName = name();
+      expect(await locks.getLock(`${lockName}:warm-up`).run(async () => 'held')).toBe('held');
+      // The attempt fails half way through its bound; the give-back then takes ~2 x latency.
+      await admin.client('PAUSE', 500, 'WRITE');
+      const attempt = timed(() => locks.getLock(lockName).tryLock());
+      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
+      proxy.blackhole();
+      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
+      proxy.drop();
+      proxy.resume();
+      proxy.latency(latency);
+      const { ms, error } = await attempt;
+      expect(error).toBeInstanceOf(LockUnavailableError);
+      expect(ms).toBeLessThan(bound + SLACK);
+      // The give-back still lands: nothing is left held.
+      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
+      proxy.latency(0);
+    } finally {
+      await locks.close();
+      conn.disconnect();
+      await proxy.close();
+    }
+  }, 20_000);
 });

@@ -135,22 +135,29 @@ export class ExactlyOnce {
 
   private granted<R, P extends AcquireReply>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<P>, finish: (reply: P) => R): Promise<R> {
     const epoch = this.epoch;
+    // The call's bound ends here; the repairs of rules 2 and 3 are part of the call, within it.
+    const until = now() + timeout;
     return boundThen(
       call,
       timeout,
       'acquire',
       k.name,
-      (reply) => (reply.granted && this.epoch !== epoch ? this.regranted(k, owner, held + 1, timeout, () => finish(reply)) : finish(reply)),
-      (error: unknown) => this.grantFailed(k, owner, held, timeout, call, epoch, error),
+      (reply) => (reply.granted && this.epoch !== epoch ? this.regranted(k, owner, held + 1, until, () => finish(reply)) : finish(reply)),
+      (error: unknown) => this.grantFailed(k, owner, held, until, call, epoch, error),
     );
   }
 
-  private async grantFailed(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
+  /**
+   * Rules 3 and 4. The repair of a call that failed with its connection is part of the
+   * call, so it gets what is left of the call's bound (`until`); a give-back or level
+   * check still out then stays recorded as unsettled (rule 7).
+   */
+  private async grantFailed(k: LockKeys, owner: string, held: number, until: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
       this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, bound, levels));
     } else if (this.epoch !== epoch) {
-      if (held === 0) await this.giveBack(k, owner, timeout, 1);
-      else await this.settleLevel(k, owner, held, timeout);
+      if (held === 0) await this.giveBack(k, owner, Math.max(1, until - now()), 1);
+      else await this.settleLevel(k, owner, held, until - now());
     }
     throw error;
   }
@@ -188,29 +195,33 @@ export class ExactlyOnce {
    */
   private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<'set' | 'notHeld' | 'unknown'> {
     // The connection may break again meanwhile (a Cluster rejects rather than resends
-    // then): the call is idempotent, so try until it is answered or time runs out.
+    // then): the call is idempotent, so try until it is answered or time runs out. It
+    // goes out at least once, with no time left too: one unanswered is recorded (rule 7).
     const until = now() + timeout;
-    for (;;) {
+    for (let sent = false; ; sent = true) {
       const left = until - now();
-      if (left <= 0) return 'unknown';
+      if (sent && left <= 0) return 'unknown';
       const call = maintain.setLevel.run(this.connection, [k.key], [owner, level]);
-      const held = await withTimeout(call, left, 'acquire', k.name).then(
+      const held = await withTimeout(call, Math.max(1, left), 'acquire', k.name).then(
         (set) => (set ? 'set' : 'notHeld'),
         (error: unknown) => void (error instanceof CommandTimeoutError && this.unsettled.record(k, owner, call)),
       );
       if (held) return held;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(20, Math.max(0, until - now()))));
     }
   }
 
   /**
-   * Rule 2 for a grant: its level set to the client's count. A grant that is no longer
-   * held by then (its master restarted empty, the lock deleted, meanwhile) is no hold:
-   * the attempt fails. Unanswered, the grant stands (a level too many is dropped by the
-   * last unlock, see release.ts 'decremented').
+   * Rule 2 for a grant: its level set to the client's count, within what is left of the
+   * call's bound (`until`): a wait settles within its budget plus one command bound
+   * (DESIGN "Waiting"), and the grant may have come at the end of it. A grant that is no
+   * longer held by then (its master restarted empty, the lock deleted, meanwhile) is no
+   * hold: the attempt fails. Unanswered in time, the grant stands (a level too many is
+   * dropped by the last unlock, see release.ts 'decremented'; a hold that is gone is
+   * found by its next renewal, or ends with its lease).
    */
-  private async regranted<R>(k: LockKeys, owner: string, level: number, timeout: number, finish: () => R): Promise<R> {
-    if ((await this.settleLevel(k, owner, level, timeout)) === 'notHeld') {
+  private async regranted<R>(k: LockKeys, owner: string, level: number, until: number, finish: () => R): Promise<R> {
+    if ((await this.settleLevel(k, owner, level, until - now())) === 'notHeld') {
       throw new LockError(`acquire of '${k.name}' was granted while the connection broke, and the hold was gone when it was checked after the reconnect`, { lockName: k.name });
     }
     return finish();
