@@ -1,15 +1,13 @@
 import type { RedisClientPort } from '../../store/client/redis-client.js';
-import { heldUntil } from '../../store/lease-margin.js';
 import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 import type { ReplicaSync } from '../../store/master/replica-sync.js';
-import type { AcquireReply, PublishVerb } from '../../store/scripts/acquire.js';
+import { SCRIPT_RETENTION, granted, type AcquireReply, type PublishVerb } from '../../store/scripts/acquire.js';
 import type { ReleaseReply } from '../../store/scripts/release.js';
 import type { AcquireResult, LockKeys, Queue, ReleaseResult } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { queueAcquire, queueAcquireArgs, queueLeave, queueRelease, queueReleaseArgs } from './scripts.js';
 import { multiRelease, multiTake } from '../multi/scripts.js';
 import { clusterSlot } from '../../store/master/slot.js';
-import { SCRIPT_RETENTION } from '../../store/scripts/acquire.js';
 
 const now = () => performance.now();
 
@@ -117,15 +115,3 @@ export class MasterQueue implements Queue {
 const REFUSED: AcquireReply = Object.freeze({ granted: false, pttl: -1, counter: 0, head: false, windowLeft: 0 });
 const RELEASED: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
-
-/**
- * A grant's client-side deadline: the lease from the send, less the safety margin; a
- * grant made before the call (a release's, taken up by this attempt) counts only what
- * is left of its lease, so the deadline never falls after the key's expiry.
- * Exported for quorum mode's acquire and the in-memory store of the engine's unit specs.
- */
-export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
-  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
-  return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
-}

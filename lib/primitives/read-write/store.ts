@@ -1,6 +1,5 @@
 import type { RedisClientPort } from '../../store/client/redis-client.js';
-import { granted } from '../lock/queue.js';
-import type { PublishVerb } from '../../store/scripts/acquire.js';
+import { granted, type PublishVerb } from '../../store/scripts/acquire.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import * as rw from './scripts.js';
 import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../../store/types.js';

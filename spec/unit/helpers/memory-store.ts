@@ -20,7 +20,7 @@
  *   restoring tells every listener `undefined` (the subscriber reconnected: messages may
  *   have been lost), as MasterStore's subscriber does; breakSubscriptions() does both.
  */
-import { granted } from '../../../lib/primitives/lock/queue';
+import { granted } from '../../../lib/store/scripts/acquire';
 import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewItem, RenewOutcome, Store } from '../../../lib/store/types';
 import { safety } from '../../../lib/store/lease-margin';
 import { MemoryRedis, type Subscriber } from './memory-redis';
