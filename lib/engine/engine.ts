@@ -9,7 +9,7 @@ import { rejectedOutcome, type EventHub } from './event-hub.js';
 import { Hold, type HoldListener } from './hold.js';
 import { HolderChannel } from './holder-channel.js';
 import { lateGrant } from './late-grant.js';
-import { HoldRegistry } from './registry.js';
+import type { HoldRegistry } from './registry.js';
 import { releaseHold } from './release.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
@@ -30,7 +30,6 @@ export interface EngineSettings {
  * Handles reach it through LockPort only.
  */
 export class Engine implements WaitHost, HoldListener {
-  readonly holds = new HoldRegistry();
   /** Every wait (release.ts hands them a release's grant to a wait of this client). */
   readonly waits: Waits;
   private isClosed = false;
@@ -41,11 +40,13 @@ export class Engine implements WaitHost, HoldListener {
   /** Where requestRelease and forceUnlock reach this client's holds (subscribed on the first hold). */
   private readonly holderChannel: HolderChannel;
 
+  /** @param holds this client's holds; the store reads their levels too (HeldLevels), so the client makes it first. */
   constructor(
     readonly store: Store,
     readonly watchdog: Watchdog,
     readonly events: EventHub,
     readonly settings: EngineSettings,
+    readonly holds: HoldRegistry,
   ) {
     this.waits = new Waits(this, settings.watchdogTimeout);
     this.holderChannel = new HolderChannel(store, this.holds, events);
@@ -222,10 +223,6 @@ export class Engine implements WaitHost, HoldListener {
 
   // ---- WaitHost --------------------------------------------------------------------
 
-  levelsOf(key: string, owner: string): number {
-    return this.holds.get(key, owner)?.levelsHeld ?? 0;
-  }
-
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
     const late = lateGrant(request, granted);
@@ -257,7 +254,7 @@ export class Engine implements WaitHost, HoldListener {
    */
   giveBack(request: AcquireRequest): Promise<void> {
     const { keys, owner, primitive } = request;
-    const levels = this.levelsOf(keys.id, owner) + 1;
+    const levels = this.holds.levelsOf(keys.id, owner) + 1;
     return primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
       () => this.waits.freed(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),

@@ -1,4 +1,17 @@
+import type { MasterPort } from '../store/master/port.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
+
+/**
+ * What a primitive's folder builds its primitives from, once per client (LockClient's
+ * getters, through its `use`): the client's store, the master whose port it builds its
+ * own store calls over (undefined in quorum mode: a primitive that needs one place in
+ * Redis refuses then), and the heartbeat lease of a queued waiter (watchdogTimeout).
+ */
+export interface Topology {
+  readonly store: Store;
+  readonly master: MasterPort | undefined;
+  readonly heartbeat: number;
+}
 
 /**
  * Where a primitive's waiters wait:

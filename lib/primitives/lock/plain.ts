@@ -1,5 +1,6 @@
 import type { Store } from '../../store/types.js';
 import type { Primitive, PrimitiveKind } from '../primitive.js';
+import type { Queue } from './queue.js';
 
 /**
  * How long a new head of the lock's queue may be passed over by whoever asks first for
@@ -12,17 +13,16 @@ export const BARGING_WINDOW = 5;
 /**
  * The reentrant lock (getLock; kind 'multi' for one name of a multi-lock, so that events
  * and metrics tell those holds apart, the fair lock with window 0): a hash owner ->
- * levels. On one master or a Cluster its waiters queue in Redis; in quorum mode they
- * wait in their client for the 'released' message.
+ * levels. On one master or a Cluster its waiters queue in Redis (`queue`); in quorum
+ * mode (no queue) they wait in their client for the 'released' message.
  */
-export function reentrantLock(store: Store, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
-  const queue = store.queue;
+export function reentrantLock(queue: Queue | undefined, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
   if (!queue) {
     return {
       kind,
       waits: 'client',
-      attempt: (s, keys, owner, lease, held, timeout) => s.acquire(keys, owner, lease, timeout, held),
-      release: (s, keys, owner, held, timeout) => s.release(keys, owner, timeout, held),
+      attempt: (s: Store, keys, owner, lease, held, timeout) => s.acquire(keys, owner, lease, timeout, held),
+      release: (s: Store, keys, owner, held, timeout) => s.release(keys, owner, timeout, held),
     };
   }
   return {
