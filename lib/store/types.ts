@@ -41,8 +41,9 @@ export type ReleaseResult =
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one
- * slot. Per item the script gets `keys(item.keys)` (always `arity` keys, in that
- * order) and ARGV owner, lease; it answers per item as renew.lua does.
+ * slot and script. Per item the script gets `keys(item.keys)` of the item's own
+ * RenewScript (always `arity` keys, in that order; one may ignore its argument and name
+ * the keys it was made for) and ARGV owner, lease; it answers per item as renew.lua does.
  */
 export interface RenewScript {
   readonly script: Script<(string | number)[], RenewReply[]>;

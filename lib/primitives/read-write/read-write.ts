@@ -60,5 +60,5 @@ function side(rw: MasterReadWrite, keys: ReadWriteKeys, heartbeat: number): Read
     requestRelease: (_store, _keys, timeout) => rw.requestRelease(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
-  return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.renewal } : primitive };
+  return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.readRenewal(keys) } : primitive };
 }

@@ -30,15 +30,6 @@ export interface ReadWriteKeys extends LockKeys {
 const rwKeys = (k: ReadWriteKeys): string[] => [k.write, k.read, k.readers, k.fence, k.queue, k.deadlines, k.tickets];
 
 /**
- * The keys a renewal item carries are the ones its hold was taken with (the hold keeps
- * them as LockKeys): a read side's, since only read holds are given this renewal.
- */
-function sideKeys(k: LockKeys): ReadWriteKeys {
-  if (!('side' in k)) throw new Error(`holdfast internal: '${k.name}' is not a read-write lock`);
-  return k as ReadWriteKeys;
-}
-
-/**
  * The read-write lock on one master or a Cluster (every key of a name under its hash
  * tag: one slot, one script call), over its MasterPort. Built once per client by
  * read-write.ts, not with syncReplicas (its grants would need the WAIT and give-backs
@@ -98,15 +89,11 @@ export class MasterReadWrite {
   }
 
   /**
-   * One for every read hold: a renewal batch holds several names' holds and runs the
-   * script of its first item for all, so the keys come from each item's own keys.
+   * The watchdog's renewal of the read holds of `keys` (a write hold is renewed as a
+   * lock's hash is). Made per side, naming its own keys: a renewal batch holds several
+   * names' holds, and each item's keys come from its own renewal (MasterStore.renew).
    */
-  readonly renewal: RenewScript = {
-    script: rw.renewRead,
-    arity: 3,
-    keys: (k) => {
-      const keys = sideKeys(k);
-      return [keys.read, keys.readers, keys.write];
-    },
-  };
+  readRenewal(keys: ReadWriteKeys): RenewScript {
+    return { script: rw.renewRead, arity: 3, keys: () => [keys.read, keys.readers, keys.write] };
+  }
 }

@@ -134,7 +134,8 @@ export class MasterStore implements Store, MasterPort {
         const keys: string[] = [];
         const args: (string | number)[] = [];
         for (const i of chunk) {
-          keys.push(...renewal.keys(items[i].keys));
+          // Each item's own renewal names its keys (a group shares the script, not the keys).
+          keys.push(...(items[i].renewal ?? renewal).keys(items[i].keys));
           args.push(items[i].owner, items[i].lease);
         }
         calls.push(
