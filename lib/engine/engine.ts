@@ -175,7 +175,7 @@ export class Engine implements WaitHost, HoldListener {
    */
   private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const result = await primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
+    const result = await primitive.attempt(keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
     });
     const failure: unknown = signal?.aborted ? signal.reason : result.granted ? lateGrant(request, result) : undefined;
@@ -193,7 +193,7 @@ export class Engine implements WaitHost, HoldListener {
   async requestRelease(keys: LockKeys, primitive?: Primitive): Promise<number> {
     this.assertOpen();
     const timeout = this.timeoutFor(this.settings.watchdogTimeout);
-    const owners = await (primitive?.requestRelease ? primitive.requestRelease(this.store, keys, timeout) : this.store.requestRelease(keys, timeout));
+    const owners = await (primitive?.requestRelease ? primitive.requestRelease(keys, timeout) : this.store.requestRelease(keys, timeout));
     return owners.length;
   }
 
@@ -201,7 +201,7 @@ export class Engine implements WaitHost, HoldListener {
   async forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean> {
     this.assertOpen();
     const timeout = this.timeoutFor(this.settings.watchdogTimeout);
-    const deleted = await (primitive?.forceUnlock ? primitive.forceUnlock(this.store, keys, timeout) : this.store.forceUnlock(keys, timeout));
+    const deleted = await (primitive?.forceUnlock ? primitive.forceUnlock(keys, timeout) : this.store.forceUnlock(keys, timeout));
     for (const hold of [...this.holds.of(keys.id)]) hold.lose('deleted');
     return deleted;
   }
@@ -255,7 +255,7 @@ export class Engine implements WaitHost, HoldListener {
   giveBack(request: AcquireRequest): Promise<void> {
     const { keys, owner, primitive } = request;
     const levels = this.holds.levelsOf(keys.id, owner) + 1;
-    return primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
+    return primitive.release(keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
       () => this.waits.freed(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );

@@ -32,7 +32,8 @@ export type PrimitiveKind = 'lock' | 'fair' | 'multi' | 'read' | 'write' | 'sema
  * A kind of lock as a strategy over the engine: which scripts take and give back a
  * level, and where its waiters wait. The engine (acquire, release, the one wait,
  * give-backs, watchdog) is the same for every primitive; a new one is a new
- * implementation of this, not a flag threaded through the engine.
+ * implementation of this, not a flag threaded through the engine. It carries its store
+ * calls (its folder built it over them from the Topology): the engine passes it none.
  */
 export interface Primitive {
   /** Name in events and metrics. */
@@ -50,20 +51,20 @@ export interface Primitive {
    * the queue or heartbeats its place there, and a release may grant the lock to it.
    * Absent: one attempt that never queues.
    */
-  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
+  attempt(keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
   /** Drops one level of owner's, `held` being the levels the client holds before the call. */
-  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
+  release(keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
-  forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
+  forceUnlock?(keys: LockKeys, timeout: number): Promise<boolean>;
   /** Asks its holders to let go, changing nothing; the owners asked. Absent: the lock hash's (store.requestRelease). */
-  requestRelease?(store: Store, keys: LockKeys, timeout: number): Promise<string[]>;
+  requestRelease?(keys: LockKeys, timeout: number): Promise<string[]>;
   /**
    * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result
    * per name, every one a grant or none. Absent, or undefined: one name at a time.
    */
-  attemptAll?(store: Store, keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
+  attemptAll?(keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
   /** The last level of owner's hold of each name at once (Queue.releaseAll). Absent, or undefined: one at a time. */
-  releaseAll?(store: Store, keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
+  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
   /** Waits 'queue' only: the wait `wait` gives up and leaves the queue (a grant made to it and not taken up goes back). */
-  leave?(store: Store, keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
+  leave?(keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { LockError } from '../../errors/LockError.js';
-import { reentrantLock } from './plain.js';
+import { queuedLock } from './plain.js';
 import type { Primitive } from '../primitive.js';
 import type { Queue } from './queue.js';
 
@@ -10,5 +10,5 @@ import type { Queue } from './queue.js';
  */
 export function fairLock(queue: Queue | undefined, heartbeat: number): Primitive {
   if (!queue) throw new LockError('fair locks need one master or a Cluster; quorum mode has none');
-  return reentrantLock(queue, heartbeat, 'fair', 0);
+  return queuedLock(queue, heartbeat, 'fair', 0);
 }

@@ -16,12 +16,12 @@ export interface Locks {
  * (one ExactlyOnce) carries all their calls; quorum mode has no queue, and its lock
  * waits in the client.
  */
-export function locks({ master, heartbeat }: Topology): Locks {
+export function locks({ store, master, heartbeat }: Topology): Locks {
   const queue = master && new MasterQueue(master);
   const fair = queue && fairLock(queue, heartbeat);
   return {
-    lock: reentrantLock(queue, heartbeat, 'lock', BARGING_WINDOW),
-    multi: reentrantLock(queue, heartbeat, 'multi', BARGING_WINDOW),
+    lock: reentrantLock(store, queue, heartbeat, 'lock', BARGING_WINDOW),
+    multi: reentrantLock(store, queue, heartbeat, 'multi', BARGING_WINDOW),
     fair: () => fair ?? fairLock(undefined, heartbeat),
   };
 }

@@ -16,22 +16,27 @@ export const BARGING_WINDOW = 5;
  * levels. On one master or a Cluster its waiters queue in Redis (`queue`); in quorum
  * mode (no queue) they wait in their client for the 'released' message.
  */
-export function reentrantLock(queue: Queue | undefined, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
+export function reentrantLock(store: Store, queue: Queue | undefined, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
   if (!queue) {
     return {
       kind,
       waits: 'client',
-      attempt: (s: Store, keys, owner, lease, held, timeout) => s.acquire(keys, owner, lease, timeout, held),
-      release: (s: Store, keys, owner, held, timeout) => s.release(keys, owner, timeout, held),
+      attempt: (keys, owner, lease, held, timeout) => store.acquire(keys, owner, lease, timeout, held),
+      release: (keys, owner, held, timeout) => store.release(keys, owner, timeout, held),
     };
   }
+  return queuedLock(queue, heartbeat, kind, window);
+}
+
+/** The lock over its queue in Redis (one master or a Cluster): waits 'queue'. */
+export function queuedLock(queue: Queue, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
   return {
     kind,
     waits: 'queue',
-    attempt: (_s, keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
-    release: (_s, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
-    leave: (_s, keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
-    attemptAll: (_s, keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
-    releaseAll: (_s, keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
+    attempt: (keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
+    release: (keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
+    leave: (keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
+    attemptAll: (keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
+    releaseAll: (keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
   };
 }

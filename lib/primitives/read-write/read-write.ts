@@ -53,11 +53,11 @@ function side(rw: MasterReadWrite, keys: ReadWriteKeys, heartbeat: number): Read
   const primitive: Primitive = {
     kind: keys.side === 'r' ? 'read' : 'write',
     waits: 'queue',
-    attempt: (_store, _keys, owner, lease, held, timeout, wait) => rw.acquire(keys, owner, lease, heartbeat, wait, timeout, held),
-    release: (_store, _keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
-    leave: (_store, _keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
-    forceUnlock: (_store, _keys, timeout) => rw.forceUnlock(keys, timeout),
-    requestRelease: (_store, _keys, timeout) => rw.requestRelease(keys, timeout),
+    attempt: (_keys, owner, lease, held, timeout, wait) => rw.acquire(keys, owner, lease, heartbeat, wait, timeout, held),
+    release: (_keys, owner, held, timeout) => rw.release(keys, owner, timeout, held),
+    leave: (_keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
+    forceUnlock: (_keys, timeout) => rw.forceUnlock(keys, timeout),
+    requestRelease: (_keys, timeout) => rw.requestRelease(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
   return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.readRenewal(keys) } : primitive };

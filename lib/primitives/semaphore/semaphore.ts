@@ -40,12 +40,12 @@ export function semaphores({ master, heartbeat }: Topology): Semaphores {
       waits: 'queue',
       renewal: sem.renewal,
       unfenced: true,
-      attempt: (_store, keys, id, lease, _held, timeout, wait) => sem.acquire(keys, id, permits, limit, lease, heartbeat, wait, timeout),
-      release: (_store, keys, id, held, timeout) => sem.release(keys, id, timeout, held),
-      leave: (_store, keys, id, timeout, wait) => sem.leave(keys, id, timeout, wait),
+      attempt: (keys, id, lease, _held, timeout, wait) => sem.acquire(keys, id, permits, limit, lease, heartbeat, wait, timeout),
+      release: (keys, id, held, timeout) => sem.release(keys, id, timeout, held),
+      leave: (keys, id, timeout, wait) => sem.leave(keys, id, timeout, wait),
       // Every permit of the name, whatever this acquisition's count (Semaphore.forceRelease, requestRelease).
-      forceUnlock: (_store, keys, timeout) => sem.forceRelease(keys, timeout),
-      requestRelease: (_store, keys, timeout) => sem.requestRelease(keys, timeout),
+      forceUnlock: (keys, timeout) => sem.forceRelease(keys, timeout),
+      requestRelease: (keys, timeout) => sem.requestRelease(keys, timeout),
     }),
   };
 }

@@ -73,7 +73,7 @@ export class TestClient {
     const events = new EventHub(this.emitter);
     const watchdog = new Watchdog(this.store, { renewed: () => undefined, renewalFailed: () => undefined }, timeoutFor);
     this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout: HEARTBEAT, timeoutFor }, new HoldRegistry());
-    this.lock = reentrantLock(this.store.queue, HEARTBEAT, 'lock', BARGING_WINDOW);
+    this.lock = reentrantLock(this.store, this.store.queue, HEARTBEAT, 'lock', BARGING_WINDOW);
     this.fair = this.store.queue ? fairLock(this.store.queue, HEARTBEAT) : undefined;
     this.emitter.on('acquireFailed', (e) => this.failures.push(e));
     this.emitter.on('error', (e) => this.errors.push(e));
