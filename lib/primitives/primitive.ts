@@ -1,3 +1,4 @@
+import type { LockKind } from '../events.js';
 import type { MasterPort } from '../store/master/port.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
 
@@ -25,8 +26,8 @@ export interface Topology {
  */
 export type WaitStyle = 'queue' | 'client';
 
-/** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute). */
-export type PrimitiveKind = 'lock' | 'fair' | 'multi' | 'read' | 'write' | 'semaphore';
+/** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute): the public LockKind. */
+export type PrimitiveKind = LockKind;
 
 /**
  * A kind of lock as a strategy over the engine: which scripts take and give back a
