@@ -58,7 +58,7 @@ export class MasterStore implements Store, MasterPort {
     this.cluster = connection.isCluster;
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
-    this.once = this.exactlyOnce((k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
+    this.once = this.exactlyOnce(this.giveBack);
     this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas);
   }
 
