@@ -40,7 +40,8 @@ export interface SemaphoreState {
  *   grant the client did register keeps its level;
  * - a release passes the levels the client holds and applies only when Redis has as
  *   many (rule 1); a last release answered "not held" after a reconnect was a resend
- *   of one that ran (rule 5: ExactlyOnce.release). Rule 6 has no use: no hand-off;
+ *   of one that ran (rule 5: ExactlyOnce.release). Rule 6 as for the lock: a grant a
+ *   release made to a waiter (its reply lost or late) stands as that wait's mark;
  * - an id's acquire is not sent while an earlier call of that id is out past its
  *   bound, or a give-back of it is out (rule 7): a grant given back after the next
  *   attempt's levels were settled would take a permit the client holds.
