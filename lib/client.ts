@@ -3,6 +3,7 @@ import { EventEmitter } from 'eventemitter3';
 import { checkConnections, clientPort, isCluster, type Connection } from './connection.js';
 import { Engine } from './engine/engine.js';
 import { EventHub } from './engine/event-hub.js';
+import { HoldRegistry } from './engine/registry.js';
 import type { ClientEvents } from './events.js';
 import { LockHandle } from './primitives/lock/handle.js';
 import { ownerPrefix } from './handles/owner-id.js';
@@ -16,12 +17,11 @@ import { checkLimit, SemaphoreHandle } from './primitives/semaphore/handle.js';
 import type { Semaphore } from './primitives/semaphore/types.js';
 import { ReadWriteLockHandle } from './primitives/read-write/handle.js';
 import type { ReadWriteLock } from './primitives/read-write/types.js';
-import { readWriteSides } from './primitives/read-write/read-write.js';
+import { readWriteLocks } from './primitives/read-write/read-write.js';
 import { checkName, commandBound, describe, resolveClientOptions, type ClientOptions, type ResolvedOptions } from './options.js';
-import { fairLock } from './primitives/lock/fair.js';
-import { BARGING_WINDOW, reentrantLock } from './primitives/lock/plain.js';
-import type { Primitive } from './primitives/primitive.js';
-import { semaphoreKind } from './primitives/semaphore/semaphore.js';
+import { locks } from './primitives/lock/locks.js';
+import type { Topology } from './primitives/primitive.js';
+import { semaphores } from './primitives/semaphore/semaphore.js';
 import { newScope, runInScope } from './scope.js';
 import { MasterStore } from './store/master/master.js';
 import { QuorumStore } from './store/quorum/quorum.js';
@@ -67,9 +67,10 @@ export class LockClient extends EventEmitter<ClientEvents> {
   private readonly store: Store;
   private readonly engine: Engine;
   private readonly port: LockPort;
-  private readonly fair: Primitive | undefined;
-  private readonly lock: Primitive;
-  private readonly multiName: Primitive;
+  /** What each primitive's folder builds its primitives from (see use()). */
+  private readonly topology: Topology;
+  /** Each folder's primitives, by the function that built them from the topology. */
+  private readonly built = new Map<(topology: Topology) => unknown, unknown>();
   private closing: Promise<void> | undefined;
 
   /**
@@ -99,10 +100,10 @@ export class LockClient extends EventEmitter<ClientEvents> {
     const { watchdogTimeout, commandTimeout, driftFactor, keyRetention, syncReplicas } = this.options;
     // WAIT has no key: a Cluster would send it to any node, not to the one that took the write.
     if (syncReplicas && connections.some(isCluster)) throw new TypeError('options.syncReplicas is not supported with a Cluster: WAIT cannot be routed to the node of a lock');
-    const levelsNow = (key: string, owner: string) => this.engine.levelsOf(key, owner);
+    const holds = new HoldRegistry();
     const timeoutFor = (lease: number) => commandBound(lease, commandTimeout);
     const report = (error: Error) => this.engine.error(error);
-    const masters = connections.map((c) => new MasterStore(clientPort(c, timeoutFor(watchdogTimeout), report), levelsNow, keyRetention, syncReplicas));
+    const masters = connections.map((c) => new MasterStore(clientPort(c, timeoutFor(watchdogTimeout), report), holds, keyRetention, syncReplicas));
     this.store = Array.isArray(connection)
       ? new QuorumStore(
           masters,
@@ -125,10 +126,8 @@ export class LockClient extends EventEmitter<ClientEvents> {
       },
       timeoutFor,
     );
-    this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout, timeoutFor });
-    this.fair = this.store.queue ? fairLock(this.store, watchdogTimeout) : undefined;
-    this.lock = reentrantLock(this.store, watchdogTimeout, 'lock', BARGING_WINDOW);
-    this.multiName = reentrantLock(this.store, watchdogTimeout, 'multi', BARGING_WINDOW);
+    this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout, timeoutFor }, holds);
+    this.topology = { store: this.store, master: Array.isArray(connection) ? undefined : masters[0], heartbeat: watchdogTimeout };
     this.port = makePort({ engine: this.engine, store: this.store, events, queryTimeout: timeoutFor(watchdogTimeout), keyPrefix: this.options.keyPrefix, ownerPrefix: ownerPrefix(this.id) });
   }
 
@@ -147,7 +146,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    */
   getLock(name: string): Lock {
     this.engine.assertOpen();
-    return new LockHandle(this.port, checkName(name), this.lock);
+    return new LockHandle(this.port, checkName(name), this.use(locks).lock);
   }
 
   /**
@@ -168,7 +167,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
     this.engine.assertOpen();
     checkName(name);
     // Throws the reason up front when the topology has no queue (quorum mode).
-    return new LockHandle(this.port, name, this.fair ?? fairLock(this.store, this.options.watchdogTimeout));
+    return new LockHandle(this.port, name, this.use(locks).fair());
   }
 
   /**
@@ -194,7 +193,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
   getMultiLock(names: readonly string[]): MultiLock {
     this.engine.assertOpen();
     const { given, ordered } = checkNames(names);
-    return new MultiLockHandle(this.port, given, ordered, this.multiName);
+    return new MultiLockHandle(this.port, given, ordered, this.use(locks).multi);
   }
 
   /**
@@ -210,7 +209,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    */
   getSemaphore(name: string, limit: number): Semaphore {
     this.engine.assertOpen();
-    return new SemaphoreHandle(this.port, checkName(name), checkLimit(limit), semaphoreKind(this.store, this.options.watchdogTimeout));
+    return new SemaphoreHandle(this.port, checkName(name), checkLimit(limit), this.use(semaphores));
   }
 
   /**
@@ -230,7 +229,7 @@ export class LockClient extends EventEmitter<ClientEvents> {
    */
   getReadWriteLock(name: string): ReadWriteLock {
     this.engine.assertOpen();
-    return new ReadWriteLockHandle(this.port, name, readWriteSides(this.store, this.port.keysOf(checkName(name)), this.options.watchdogTimeout));
+    return new ReadWriteLockHandle(this.port, name, this.use(readWriteLocks)(this.port.keysOf(checkName(name))));
   }
 
   /**
@@ -274,6 +273,18 @@ export class LockClient extends EventEmitter<ClientEvents> {
       await this.store.close();
     })();
     return this.closing;
+  }
+
+  /**
+   * A primitive folder's primitives, built from the topology on the first getter that
+   * needs them and kept for the client's life: they share their store calls (one
+   * ExactlyOnce each, closed with the store) across every handle. A build that throws
+   * (a primitive the topology refuses) is not kept, so each getter throws it.
+   */
+  private use<T>(build: (topology: Topology) => T): T {
+    let made = this.built.get(build) as T | undefined;
+    if (made === undefined) this.built.set(build, (made = build(this.topology)));
+    return made;
   }
 
   /** {@link LockClient.close} was called. */

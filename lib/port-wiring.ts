@@ -49,8 +49,7 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     holdCount: (keys, owner) => reached(keys, (n) => `read the hold count of ${n}`, store.holdCount(keys, owner, queryTimeout)),
     pttl: (keys) => reached(keys, (n) => `read the TTL of ${n}`, store.pttl(keys, queryTimeout)),
     inspect: (keys) => reached(keys, (n) => `inspect ${n}`, store.inspect(keys, queryTimeout)),
-    inspectPermits: (keys) => reached(keys, (n) => `inspect ${n}`, store.semaphore!.inspect(keys, queryTimeout)),
-    permitsHeld: (keys, limit) => reached(keys, (n) => `count the permits held of ${n}`, store.semaphore!.held(keys, limit, queryTimeout)),
+    query: (keys, doing, call) => reached(keys, doing, call(queryTimeout)),
     eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
     forgetEvents: (name) => events.forget(name),
   };

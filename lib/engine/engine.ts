@@ -9,7 +9,7 @@ import { rejectedOutcome, type EventHub } from './event-hub.js';
 import { Hold, type HoldListener } from './hold.js';
 import { HolderChannel } from './holder-channel.js';
 import { lateGrant } from './late-grant.js';
-import { HoldRegistry } from './registry.js';
+import type { HoldRegistry } from './registry.js';
 import { releaseHold } from './release.js';
 import type { AcquireRequest, WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
@@ -30,7 +30,6 @@ export interface EngineSettings {
  * Handles reach it through LockPort only.
  */
 export class Engine implements WaitHost, HoldListener {
-  readonly holds = new HoldRegistry();
   /** Every wait (release.ts hands them a release's grant to a wait of this client). */
   readonly waits: Waits;
   private isClosed = false;
@@ -41,11 +40,13 @@ export class Engine implements WaitHost, HoldListener {
   /** Where requestRelease and forceUnlock reach this client's holds (subscribed on the first hold). */
   private readonly holderChannel: HolderChannel;
 
+  /** @param holds this client's holds; the store reads their levels too (HeldLevels), so the client makes it first. */
   constructor(
     readonly store: Store,
     readonly watchdog: Watchdog,
     readonly events: EventHub,
     readonly settings: EngineSettings,
+    readonly holds: HoldRegistry,
   ) {
     this.waits = new Waits(this, settings.watchdogTimeout);
     this.holderChannel = new HolderChannel(store, this.holds, events);
@@ -174,7 +175,7 @@ export class Engine implements WaitHost, HoldListener {
    */
   private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const result = await primitive.attempt(this.store, keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
+    const result = await primitive.attempt(keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
     });
     const failure: unknown = signal?.aborted ? signal.reason : result.granted ? lateGrant(request, result) : undefined;
@@ -192,7 +193,7 @@ export class Engine implements WaitHost, HoldListener {
   async requestRelease(keys: LockKeys, primitive?: Primitive): Promise<number> {
     this.assertOpen();
     const timeout = this.timeoutFor(this.settings.watchdogTimeout);
-    const owners = await (primitive?.requestRelease ? primitive.requestRelease(this.store, keys, timeout) : this.store.requestRelease(keys, timeout));
+    const owners = await (primitive?.requestRelease ? primitive.requestRelease(keys, timeout) : this.store.requestRelease(keys, timeout));
     return owners.length;
   }
 
@@ -200,7 +201,7 @@ export class Engine implements WaitHost, HoldListener {
   async forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean> {
     this.assertOpen();
     const timeout = this.timeoutFor(this.settings.watchdogTimeout);
-    const deleted = await (primitive?.forceUnlock ? primitive.forceUnlock(this.store, keys, timeout) : this.store.forceUnlock(keys, timeout));
+    const deleted = await (primitive?.forceUnlock ? primitive.forceUnlock(keys, timeout) : this.store.forceUnlock(keys, timeout));
     for (const hold of [...this.holds.of(keys.id)]) hold.lose('deleted');
     return deleted;
   }
@@ -221,10 +222,6 @@ export class Engine implements WaitHost, HoldListener {
   }
 
   // ---- WaitHost --------------------------------------------------------------------
-
-  levelsOf(key: string, owner: string): number {
-    return this.holds.get(key, owner)?.levelsHeld ?? 0;
-  }
 
   grant(request: AcquireRequest, granted: Granted): Hold {
     const { keys, owner } = request;
@@ -257,8 +254,8 @@ export class Engine implements WaitHost, HoldListener {
    */
   giveBack(request: AcquireRequest): Promise<void> {
     const { keys, owner, primitive } = request;
-    const levels = this.levelsOf(keys.id, owner) + 1;
-    return primitive.release(this.store, keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
+    const levels = this.holds.levelsOf(keys.id, owner) + 1;
+    return primitive.release(keys, owner, levels, this.timeoutFor(this.settings.watchdogTimeout)).then(
       () => this.waits.freed(keys.id),
       (error: unknown) => this.events.error(new LockError(`could not give back an unused grant of '${keys.name}'; it expires with its lease`, { cause: error, lockName: keys.name })),
     );

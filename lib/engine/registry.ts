@@ -1,3 +1,4 @@
+import type { HeldLevels } from '../store/types.js';
 import type { Hold } from './hold.js';
 
 /**
@@ -7,8 +8,13 @@ import type { Hold } from './hold.js';
  * recorded for one key (a lost hold not yet unlocked, beside its successor). This keeps
  * a lock/unlock cycle from allocating a Map per acquisition.
  */
-export class HoldRegistry {
+export class HoldRegistry implements HeldLevels {
   private readonly byKey = new Map<string, Hold | Map<string, Hold>>();
+
+  /** The levels owner holds of the hold `key` as far as this client knows (0 for none): what the store's give-backs count from. */
+  levelsOf(key: string, owner: string): number {
+    return this.get(key, owner)?.levelsHeld ?? 0;
+  }
 
   get(key: string, owner: string): Hold | undefined {
     const entry = this.byKey.get(key);

@@ -1,13 +1,12 @@
 import { LockError } from '../errors/LockError.js';
 import { LockUnavailableError } from '../errors/LockUnavailableError.js';
 import { LockNotHeldError } from '../errors/LockNotHeldError.js';
-import type { ReleaseResult, Store } from '../store/types.js';
+import type { ReleaseResult } from '../store/types.js';
 import type { Hold } from './hold.js';
 import type { HoldRegistry } from './registry.js';
 
 /** What a release needs from the engine. */
 export interface ReleaseHost {
-  readonly store: Store;
   readonly holds: HoldRegistry;
   timeoutFor(lease: number): number;
   error(error: unknown): void;
@@ -44,7 +43,7 @@ async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
   hold.drop();
   let result: ReleaseResult;
   try {
-    result = await primitive.release(engine.store, keys, owner, held, engine.timeoutFor(hold.lease));
+    result = await primitive.release(keys, owner, held, engine.timeoutFor(hold.lease));
   } catch {
     // Did Redis drop the level? Unknown, and it need not be known: the level is dropped
     // here, and the caller's last unlock gives back any level Redis still counts. Kept,
@@ -68,7 +67,7 @@ function releaseLast(engine: ReleaseHost, hold: Hold): Promise<void> {
   const timeout = engine.timeoutFor(hold.lease);
   // From here on the watchdog never sends a renewal for this hold.
   hold.beginRelease();
-  return settleLast(engine, hold, hold.primitive.release(engine.store, hold.keys, hold.owner, hold.count, timeout), timeout);
+  return settleLast(engine, hold, hold.primitive.release(hold.keys, hold.owner, hold.count, timeout), timeout);
 }
 
 /**
@@ -81,7 +80,6 @@ export function releaseLastOfAll(engine: ReleaseHost, holds: readonly Hold[]): P
   if (!first?.primitive.releaseAll || holds.some((h) => h.state !== 'held' || h.count !== 1 || h.owner !== first.owner)) return undefined;
   const timeout = Math.min(...holds.map((h) => engine.timeoutFor(h.lease)));
   const calls = first.primitive.releaseAll(
-    engine.store,
     holds.map((h) => h.keys),
     first.owner,
     timeout,
@@ -128,7 +126,7 @@ async function dropLevels(engine: ReleaseHost, hold: Hold, count: number, timeou
   const { keys, owner, primitive } = hold;
   try {
     for (let held = count; held > 0; held--) {
-      const r = await primitive.release(engine.store, keys, owner, held, timeout);
+      const r = await primitive.release(keys, owner, held, timeout);
       if (r.kind !== 'decremented') return;
     }
   } catch (error) {

@@ -31,8 +31,6 @@ export interface WaitHost {
   readonly rejectingWaits: Promise<void>;
   /** Bound of one Redis call about a lock with this lease. */
   timeoutFor(lease: number): number;
-  /** Levels owner holds of the lock at key as far as this client knows (0 for none). */
-  levelsOf(key: string, owner: string): number;
   /**
    * This client's holds: whether another owner of it holds the key (self-deadlock.ts),
    * and whether its last unlock of a hold on the key is on its way (the hold's end calls

@@ -1,6 +1,6 @@
 import { isFinal } from '../errors/final.js';
 import type { Primitive } from '../primitives/primitive.js';
-import type { AcquireResult, Granted, LockKeys, Store } from '../store/types.js';
+import type { AcquireResult, Granted, LockKeys } from '../store/types.js';
 import type { Hold } from './hold.js';
 import { lateGrant } from './late-grant.js';
 import type { HoldRegistry } from './registry.js';
@@ -11,7 +11,6 @@ const now = () => performance.now();
 
 /** What taking several names at once needs from the engine. */
 export interface TakeHost {
-  readonly store: Store;
   readonly holds: HoldRegistry;
   readonly closed: boolean;
   readonly settings: { readonly watchdogTimeout: number };
@@ -47,7 +46,7 @@ export async function takeAtOnce(
   const lease = leaseTime ?? host.settings.watchdogTimeout;
   const start = now();
   const deadline = waitTime === undefined ? Infinity : start + waitTime;
-  const calls = primitive.attemptAll(host.store, keys, owner, lease, host.timeoutFor(lease));
+  const calls = primitive.attemptAll(keys, owner, lease, host.timeoutFor(lease));
   if (!calls) return undefined;
   const requests = keys.map((k): AcquireRequest => ({ keys: k, owner, primitive, lease, renewed: leaseTime === undefined, start, deadline, signal }));
   // Aborted while out: its reply is awaited all the same (within the command bound), so

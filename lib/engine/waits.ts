@@ -118,7 +118,7 @@ export class Waits {
     // does not cut it short: answered once the wait is over, it settles only after
     // giving back the grant it brought, and then answers undefined.
     const ask = async (): Promise<Granted | Refused | undefined> => {
-      const result = await primitive.attempt(host.store, keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
+      const result = await primitive.attempt(keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
       if (!result.granted) wait.joined = queued;
       if (!over()) return result;
       if (result.granted) await host.giveBack(request);
@@ -279,7 +279,7 @@ export class Waits {
     wait.left = true;
     const { request } = wait;
     const host = this.host;
-    const sent = request.primitive.leave?.(host.store, request.keys, request.owner, host.timeoutFor(request.lease), wait.id);
+    const sent = request.primitive.leave?.(request.keys, request.owner, host.timeoutFor(request.lease), wait.id);
     if (!sent) return undefined;
     // Closing, the connection may be gone first (the user closes it after close()): the
     // entry then expires with its lease.

@@ -2,7 +2,7 @@ import type { Hold } from '../engine/hold.js';
 import type { ReLeased } from '../engine/re-lease.js';
 import type { Primitive } from '../primitives/primitive.js';
 import type { Scope } from '../scope.js';
-import type { LockKeys, LockState, SemaphoreState } from '../store/types.js';
+import type { LockKeys, LockState } from '../store/types.js';
 import type { EventEmitter } from 'eventemitter3';
 import type { LockEvents } from '../events.js';
 
@@ -40,10 +40,12 @@ export interface LockPort {
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;
   inspect(keys: LockKeys): Promise<LockState>;
-  /** Semaphores: permits held under a live lease (rejects when Redis keeps another limit). */
-  permitsHeld(keys: LockKeys, limit: number): Promise<number>;
-  /** Semaphores: the limit Redis keeps, the waiters and the live permits (no limit checked). */
-  inspectPermits(keys: LockKeys): Promise<SemaphoreState>;
+  /**
+   * A primitive's own query of its store (`call`, given the bound of one query): a
+   * failure to reach Redis rejects with LockUnavailableError saying it could not
+   * `doing(quoted name)`, as isLocked and inspect do; final errors pass as they are.
+   */
+  query<T>(keys: LockKeys, doing: (name: string) => string, call: (timeout: number) => Promise<T>): Promise<T>;
   /** The emitter of one name (created for on/once), and its release once unused. */
   eventsOf(name: string, create: boolean): EventEmitter<LockEvents> | undefined;
   forgetEvents(name: string): void;

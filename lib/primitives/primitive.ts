@@ -1,4 +1,18 @@
+import type { LockKind } from '../events.js';
+import type { MasterPort } from '../store/master/port.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
+
+/**
+ * What a primitive's folder builds its primitives from, once per client (LockClient's
+ * getters, through its `use`): the client's store, the master whose port it builds its
+ * own store calls over (undefined in quorum mode: a primitive that needs one place in
+ * Redis refuses then), and the heartbeat lease of a queued waiter (watchdogTimeout).
+ */
+export interface Topology {
+  readonly store: Store;
+  readonly master: MasterPort | undefined;
+  readonly heartbeat: number;
+}
 
 /**
  * Where a primitive's waiters wait:
@@ -12,14 +26,15 @@ import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from 
  */
 export type WaitStyle = 'queue' | 'client';
 
-/** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute). */
-export type PrimitiveKind = 'lock' | 'fair' | 'multi' | 'read' | 'write' | 'semaphore';
+/** Name of a primitive in events and metrics (the `holdfast.lock.kind` attribute): the public LockKind. */
+export type PrimitiveKind = LockKind;
 
 /**
  * A kind of lock as a strategy over the engine: which scripts take and give back a
  * level, and where its waiters wait. The engine (acquire, release, the one wait,
  * give-backs, watchdog) is the same for every primitive; a new one is a new
- * implementation of this, not a flag threaded through the engine.
+ * implementation of this, not a flag threaded through the engine. It carries its store
+ * calls (its folder built it over them from the Topology): the engine passes it none.
  */
 export interface Primitive {
   /** Name in events and metrics. */
@@ -37,20 +52,20 @@ export interface Primitive {
    * the queue or heartbeats its place there, and a release may grant the lock to it.
    * Absent: one attempt that never queues.
    */
-  attempt(store: Store, keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
+  attempt(keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
   /** Drops one level of owner's, `held` being the levels the client holds before the call. */
-  release(store: Store, keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
+  release(keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
   /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
-  forceUnlock?(store: Store, keys: LockKeys, timeout: number): Promise<boolean>;
+  forceUnlock?(keys: LockKeys, timeout: number): Promise<boolean>;
   /** Asks its holders to let go, changing nothing; the owners asked. Absent: the lock hash's (store.requestRelease). */
-  requestRelease?(store: Store, keys: LockKeys, timeout: number): Promise<string[]>;
+  requestRelease?(keys: LockKeys, timeout: number): Promise<string[]>;
   /**
    * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result
    * per name, every one a grant or none. Absent, or undefined: one name at a time.
    */
-  attemptAll?(store: Store, keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
+  attemptAll?(keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
   /** The last level of owner's hold of each name at once (Queue.releaseAll). Absent, or undefined: one at a time. */
-  releaseAll?(store: Store, keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
+  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
   /** Waits 'queue' only: the wait `wait` gives up and leaves the queue (a grant made to it and not taken up goes back). */
-  leave?(store: Store, keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
+  leave?(keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
 }

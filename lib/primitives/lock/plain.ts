@@ -1,5 +1,6 @@
 import type { Store } from '../../store/types.js';
 import type { Primitive, PrimitiveKind } from '../primitive.js';
+import type { Queue } from './queue.js';
 
 /**
  * How long a new head of the lock's queue may be passed over by whoever asks first for
@@ -12,26 +13,30 @@ export const BARGING_WINDOW = 5;
 /**
  * The reentrant lock (getLock; kind 'multi' for one name of a multi-lock, so that events
  * and metrics tell those holds apart, the fair lock with window 0): a hash owner ->
- * levels. On one master or a Cluster its waiters queue in Redis; in quorum mode they
- * wait in their client for the 'released' message.
+ * levels. On one master or a Cluster its waiters queue in Redis (`queue`); in quorum
+ * mode (no queue) they wait in their client for the 'released' message.
  */
-export function reentrantLock(store: Store, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
-  const queue = store.queue;
+export function reentrantLock(store: Store, queue: Queue | undefined, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
   if (!queue) {
     return {
       kind,
       waits: 'client',
-      attempt: (s, keys, owner, lease, held, timeout) => s.acquire(keys, owner, lease, timeout, held),
-      release: (s, keys, owner, held, timeout) => s.release(keys, owner, timeout, held),
+      attempt: (keys, owner, lease, held, timeout) => store.acquire(keys, owner, lease, timeout, held),
+      release: (keys, owner, held, timeout) => store.release(keys, owner, timeout, held),
     };
   }
+  return queuedLock(queue, heartbeat, kind, window);
+}
+
+/** The lock over its queue in Redis (one master or a Cluster): waits 'queue'. */
+export function queuedLock(queue: Queue, heartbeat: number, kind: PrimitiveKind, window: number): Primitive {
   return {
     kind,
     waits: 'queue',
-    attempt: (_s, keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
-    release: (_s, keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
-    leave: (_s, keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
-    attemptAll: (_s, keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
-    releaseAll: (_s, keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
+    attempt: (keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
+    release: (keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
+    leave: (keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
+    attemptAll: (keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
+    releaseAll: (keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
   };
 }

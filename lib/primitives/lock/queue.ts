@@ -1,49 +1,74 @@
-import type { RedisClientPort } from '../../store/client/redis-client.js';
-import { heldUntil } from '../../store/lease-margin.js';
 import type { ExactlyOnce } from '../../store/master/exactly-once.js';
-import type { ReplicaSync } from '../../store/master/replica-sync.js';
-import type { AcquireReply, PublishVerb } from '../../store/scripts/acquire.js';
+import type { MasterPort } from '../../store/master/port.js';
+import { SCRIPT_RETENTION, granted, type AcquireReply } from '../../store/scripts/acquire.js';
 import type { ReleaseReply } from '../../store/scripts/release.js';
-import type { AcquireResult, LockKeys, Queue, ReleaseResult } from '../../store/types.js';
+import type { AcquireResult, LockKeys, ReleaseResult } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { queueAcquire, queueAcquireArgs, queueLeave, queueRelease, queueReleaseArgs } from './scripts.js';
 import { multiRelease, multiTake } from '../multi/scripts.js';
 import { clusterSlot } from '../../store/master/slot.js';
-import { SCRIPT_RETENTION } from '../../store/scripts/acquire.js';
 
 const now = () => performance.now();
 
-/** What the queue needs of its master (store/master/master.ts): the connection and the rules every call there keeps. */
-export interface QueueMaster {
-  readonly connection: RedisClientPort;
-  /** Each call applied once whatever the connection does (exactly-once.ts). */
-  readonly once: ExactlyOnce;
-  /** Option syncReplicas: WAIT behind every grant (replica-sync.ts). */
-  readonly sync: ReplicaSync | undefined;
-  readonly publish: PublishVerb;
-  readonly keyRetention: number;
-  /** Told each acquisition's round trip (ms). */
-  tookRoundTrip(ms: number): void;
+/**
+ * The lock's and the fair lock's calls in Redis with their waiting queue (one master or
+ * a Cluster; scripts/_queue.lua). `window`: the barging window in ms (0: the fair lock).
+ * The engine's unit specs put an in-memory one in its place.
+ */
+export interface Queue {
+  /**
+   * An attempt. `wait`: the id of the wait making it, which joins (or heartbeats) the
+   * queue when not granted; a release may then grant the lock to that wait directly
+   * (its message on the client's channel). undefined: one attempt, never queued.
+   */
+  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult>;
+  /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
+  leave(keys: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void>;
+  /**
+   * A multi-lock's names in one script call (one master, or one Cluster slot), all or
+   * none: each result is a grant when every name was free with nobody queued, a refusal
+   * for all otherwise (nothing taken, nothing queued). undefined when the names cannot go
+   * in one call (different slots, syncReplicas, an earlier call of owner's on a name
+   * still unsettled): the caller takes them one at a time.
+   */
+  acquireAll?(keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined;
+  /**
+   * The last level of owner's hold of each name, in one script call where the names can
+   * share one (else undefined); a name with waiters goes on to release() (which grants
+   * its head) once that call has answered. One result per name, as release() answers.
+   */
+  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number, window: number): Promise<ReleaseResult>[] | undefined;
 }
 
 /**
  * The waiting queue in Redis of the lock and the fair lock on one master or a Cluster
  * (queue-*.lua over the shared prelude _queue.lua): an attempt that is refused joins
  * it, a release grants the head in the same script (after the barging window:
- * plain.ts), a leave gives back a grant not taken up.
+ * plain.ts), a leave gives back a grant not taken up. One per client (locks.ts): the
+ * lock, the fair lock and a multi-lock's names share the lock hash, so one
+ * ExactlyOnce orders an owner's calls on it whichever handle made them.
  */
 export class MasterQueue implements Queue {
-  constructor(private readonly master: QueueMaster) {}
+  /** Each call applied once whatever the connection does; a grant goes back through release() (window 0: the head is granted next). */
+  private readonly once: ExactlyOnce;
+
+  constructor(private readonly master: MasterPort) {
+    this.once = master.exactlyOnce(this.giveBack);
+  }
+
+  private readonly giveBack = (k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> => this.release(k, owner, timeout, levels, 0).catch(() => undefined);
 
   acquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult> {
-    const { connection, once, sync } = this.master;
+    const { connection, sync } = this.master;
+    const once = this.once;
     let sentAt = 0;
     const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
     // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
     const args = queueAcquireArgs(owner, lease, wait ?? '', window, heartbeat, this.master.keyRetention, this.master.publish, !sync);
     const send = () => {
       sentAt = now();
-      return sync ? sync.acquire(queueAcquire, keys, args, k, owner, held, timeout) : queueAcquire.run(connection, keys, args);
+      return sync ? sync.acquire(queueAcquire, keys, args, k, owner, held, timeout, this.giveBack) : queueAcquire.run(connection, keys, args);
     };
     return once.grant(k, owner, held, timeout + (sync?.timeout ?? 0), send, (reply) => {
       this.master.tookRoundTrip(now() - sentAt);
@@ -52,9 +77,9 @@ export class MasterQueue implements Queue {
   }
 
   release(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
-    const { connection, once, sync } = this.master;
+    const { connection, sync } = this.master;
     const call = queueRelease.run(connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], queueReleaseArgs(owner, held, window, this.master.keyRetention, this.master.publish, !sync));
-    return once.release(k, owner, held, timeout, call, identity);
+    return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   leave(k: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void> {
@@ -69,7 +94,8 @@ export class MasterQueue implements Queue {
    * attempt back, and the names would no longer go together).
    */
   acquireAll(keys: readonly LockKeys[], owner: string, lease: number, timeout: number): Promise<AcquireResult>[] | undefined {
-    const { connection, once, sync, keyRetention } = this.master;
+    const { connection, sync, keyRetention } = this.master;
+    const once = this.once;
     // With syncReplicas each grant is followed by WAIT, per name (replica-sync.ts).
     if (sync || !this.oneCall(keys) || !keys.every((k) => once.clear(k, owner))) return undefined;
     const args = keyRetention === SCRIPT_RETENTION ? [owner, lease] : [owner, lease, keyRetention];
@@ -90,7 +116,8 @@ export class MasterQueue implements Queue {
 
   /** The last level of each name in one call (multi-release.lua); a name with waiters then goes through release(). */
   releaseAll(keys: readonly LockKeys[], owner: string, timeout: number, window: number): Promise<ReleaseResult>[] | undefined {
-    const { connection, once } = this.master;
+    const { connection } = this.master;
+    const once = this.once;
     if (!this.oneCall(keys)) return undefined;
     const call = multiRelease.run(connection, keys.flatMap((k) => [k.key, k.queue, k.tickets]), [owner]);
     return keys.map((k, i) =>
@@ -117,15 +144,3 @@ export class MasterQueue implements Queue {
 const REFUSED: AcquireReply = Object.freeze({ granted: false, pttl: -1, counter: 0, head: false, windowLeft: 0 });
 const RELEASED: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
-
-/**
- * A grant's client-side deadline: the lease from the send, less the safety margin; a
- * grant made before the call (a release's, taken up by this attempt) counts only what
- * is left of its lease, so the deadline never falls after the key's expiry.
- * Exported for quorum mode's acquire and the in-memory store of the engine's unit specs.
- */
-export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
-  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
-  return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
-}

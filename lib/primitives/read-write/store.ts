@@ -1,28 +1,42 @@
-import type { RedisClientPort } from '../../store/client/redis-client.js';
-import { granted } from '../lock/queue.js';
-import type { PublishVerb } from '../../store/scripts/acquire.js';
+import type { ExactlyOnce } from '../../store/master/exactly-once.js';
+import type { MasterPort } from '../../store/master/port.js';
+import { granted } from '../../store/scripts/acquire.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import * as rw from './scripts.js';
-import type { AcquireResult, LockKeys, ReadWriteKeys, ReadWriteStore, ReleaseResult, RenewScript } from '../../store/types.js';
+import type { AcquireResult, LockKeys, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
-import { ExactlyOnce } from '../../store/master/exactly-once.js';
 
 const now = () => performance.now();
+
+/**
+ * The names of a read-write lock, all under its `{name}` hash tag. Both sides' keys
+ * carry all of them; `key` is the side's own hash (`write`, or `read`), `fairChannel`
+ * its waiters' channel, `queue`/`deadlines` the waiters of both sides.
+ */
+export interface ReadWriteKeys extends LockKeys {
+  /** Which side: 'r' the read holds, 'w' the write hold. */
+  readonly side: 'r' | 'w';
+  /** The write hold: hash owner -> levels (a lock's layout). */
+  readonly write: string;
+  /** The read holds: hash owner -> levels. */
+  readonly read: string;
+  /** Each read hold's own expiry: sorted set owner -> ms (server clock). */
+  readonly readers: string;
+  readonly readChannel: string;
+  readonly writeChannel: string;
+}
 
 /** The keys of rw-acquire, -release and -leave (see _rwqueue.lua). */
 const rwKeys = (k: ReadWriteKeys): string[] => [k.write, k.read, k.readers, k.fence, k.queue, k.deadlines, k.tickets];
 
-/** The keys a give-back or a renewal gets are the ones the hold was taken with: a read-write lock's. */
-function sideKeys(k: LockKeys): ReadWriteKeys {
-  if (!('side' in k)) throw new Error(`holdfast internal: '${k.name}' is not a read-write lock`);
-  return k as ReadWriteKeys;
-}
-
 /**
  * The read-write lock on one master or a Cluster (every key of a name under its hash
- * tag: one slot, one script call). Built by MasterStore, not with syncReplicas (its
- * grants would need the WAIT and give-backs of replica-sync.ts; getReadWriteLock
- * refuses that option up front).
+ * tag: one slot, one script call), over its MasterPort. Built once per client by
+ * read-write.ts, not with syncReplicas (its grants would need the WAIT and give-backs
+ * of replica-sync.ts; getReadWriteLock refuses that option up front).
+ * Waiters of both sides wait in one queue in Redis: an attempt with a wait id joins (or
+ * heartbeats) it when not granted, a release grants the head (the writer, or the leading
+ * readers), and leave() leaves it, giving back a grant the wait never took up.
  *
  * Exactly once under resends (store/master/exactly-once.ts), rule by rule:
  * 1. rw-release.lua takes the levels the client holds before the call and applies
@@ -37,60 +51,49 @@ function sideKeys(k: LockKeys): ReadWriteKeys {
  * Joining the queue (a set member and a list entry guarded by it), leaving it and the
  * renewal are idempotent as they are.
  */
-export class MasterReadWrite implements ReadWriteStore {
-  private readonly once: ExactlyOnce;
+export class MasterReadWrite {
+  private readonly once: ExactlyOnce<ReadWriteKeys>;
 
-  constructor(
-    private readonly connection: RedisClientPort,
-    levelsNow: (key: string, owner: string) => number,
-    private readonly keyRetention: number,
-    private readonly publish: PublishVerb,
-  ) {
-    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, timeout, levels) => this.release(sideKeys(k), owner, timeout, levels).catch(() => undefined));
+  constructor(private readonly master: MasterPort) {
+    this.once = master.exactlyOnce<ReadWriteKeys>((k, owner, timeout, levels) => this.release(k, owner, timeout, levels).catch(() => undefined));
   }
 
   acquire(k: ReadWriteKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult> {
     let sentAt = 0;
     const send = () => {
       sentAt = now();
-      return rw.acquire.run(this.connection, rwKeys(k), [owner, k.side, lease, heartbeat, wait ?? '', k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
+      return rw.acquire.run(this.master.connection, rwKeys(k), [owner, k.side, lease, heartbeat, wait ?? '', k.readChannel, k.writeChannel, this.master.publish, this.master.keyRetention]);
     };
     return this.once.grant(k, owner, held, timeout, send, (reply) => granted(reply, sentAt, lease));
   }
 
   release(k: ReadWriteKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
-    const call = rw.release.run(this.connection, rwKeys(k), [owner, k.side, held, k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
+    const call = rw.release.run(this.master.connection, rwKeys(k), [owner, k.side, held, k.readChannel, k.writeChannel, this.master.publish, this.master.keyRetention]);
     return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   leave(k: ReadWriteKeys, owner: string, timeout: number, wait: string): Promise<void> {
-    const call = rw.leave.run(this.connection, rwKeys(k), [owner, k.side, wait, k.readChannel, k.writeChannel, this.publish, this.keyRetention]);
+    const call = rw.leave.run(this.master.connection, rwKeys(k), [owner, k.side, wait, k.readChannel, k.writeChannel, this.master.publish, this.master.keyRetention]);
     return withTimeout(call, timeout, 'leave the queue of', k.name);
   }
 
+  /** Deletes the side's holds and tells their holders (engine/holder-channel.ts). */
   forceUnlock(k: ReadWriteKeys, timeout: number): Promise<boolean> {
-    const call = rw.forceUnlock.run(this.connection, [k.write, k.read, k.readers, k.queue], [k.side, k.readChannel, k.writeChannel, this.publish, HOLDER_CHANNEL, k.id]);
+    const call = rw.forceUnlock.run(this.master.connection, [k.write, k.read, k.readers, k.queue], [k.side, k.readChannel, k.writeChannel, this.master.publish, HOLDER_CHANNEL, k.id]);
     return withTimeout(call, timeout, 'forceUnlock', k.name);
   }
 
+  /** Tells every holder of the side to let go (the readers whose lease is live); changes nothing. The owners asked. */
   requestRelease(k: ReadWriteKeys, timeout: number): Promise<string[]> {
-    return withTimeout(rw.requestRelease.run(this.connection, [k.write, k.read, k.readers], [k.side, HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
+    return withTimeout(rw.requestRelease.run(this.master.connection, [k.write, k.read, k.readers], [k.side, HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
   }
 
   /**
-   * One for every read hold: a renewal batch holds several names' holds and runs the
-   * script of its first item for all, so the keys come from each item's own keys.
+   * The watchdog's renewal of the read holds of `keys` (a write hold is renewed as a
+   * lock's hash is). Made per side, naming its own keys: a renewal batch holds several
+   * names' holds, and each item's keys come from its own renewal (MasterStore.renew).
    */
-  readonly renewal: RenewScript = {
-    script: rw.renewRead,
-    arity: 3,
-    keys: (k) => {
-      const keys = sideKeys(k);
-      return [keys.read, keys.readers, keys.write];
-    },
-  };
-
-  close(): void {
-    this.once.close();
+  readRenewal(keys: ReadWriteKeys): RenewScript {
+    return { script: rw.renewRead, arity: 3, keys: () => [keys.read, keys.readers, keys.write] };
   }
 }

@@ -3,7 +3,7 @@ import { LockLostError } from '../../errors/LockLostError.js';
 import { LockTimeoutError } from '../../errors/LockTimeoutError.js';
 import type { LockEvents } from '../../events.js';
 import { describe } from '../../options.js';
-import type { SemaphoreKind } from './semaphore.js';
+import type { Semaphores } from './semaphore.js';
 import { NameKeys } from '../../store/name-keys.js';
 import type { LockKeys } from '../../store/types.js';
 import { listen } from '../../handles/listen.js';
@@ -31,7 +31,7 @@ export class SemaphoreHandle implements Semaphore {
     private readonly port: LockPort,
     readonly name: string,
     readonly limit: number,
-    private readonly kind: SemaphoreKind,
+    private readonly semaphores: Semaphores,
   ) {
     this.keys = semaphoreKeys(port, name);
   }
@@ -69,22 +69,23 @@ export class SemaphoreHandle implements Semaphore {
 
   async availablePermits(): Promise<number> {
     this.port.assertOpen();
-    return this.limit - (await this.port.permitsHeld(this.keys, this.limit));
+    const held = await this.port.query(this.keys, (n) => `count the permits held of ${n}`, (timeout) => this.semaphores.store.held(this.keys, this.limit, timeout));
+    return this.limit - held;
   }
 
   async requestRelease(): Promise<number> {
     this.port.assertOpen();
-    return this.port.requestRelease(this.keys, this.kind(this.limit, 1));
+    return this.port.requestRelease(this.keys, this.semaphores.kind(this.limit, 1));
   }
 
   async forceRelease(): Promise<boolean> {
     this.port.assertOpen();
-    return this.port.forceUnlock(this.keys, this.kind(this.limit, 1));
+    return this.port.forceUnlock(this.keys, this.semaphores.kind(this.limit, 1));
   }
 
   async inspect(): Promise<SemaphoreInfo> {
     this.port.assertOpen();
-    const state = await this.port.inspectPermits(this.keys);
+    const state = await this.port.query(this.keys, (n) => `inspect ${n}`, (timeout) => this.semaphores.store.inspect(this.keys, timeout));
     const holders = state.permits.map(({ id, permits, ttl }) => ({ id, ...ownerOrigin(id), permits, ttl }));
     return { name: this.name, limit: state.limit, used: holders.reduce((sum, h) => sum + h.permits, 0), holders, waiters: state.queued };
   }
@@ -104,7 +105,7 @@ export class SemaphoreHandle implements Semaphore {
   /** A new owner per acquisition: its id is the permit's id in Redis, used once. */
   private take(o: ResolvedPermit): Promise<Hold | null> {
     this.port.assertOpen();
-    return this.port.acquire(this.kind(this.limit, o.permits), this.keys, this.port.unscopedOwner(), o.leaseTime, o.waitTime, o.signal);
+    return this.port.acquire(this.semaphores.kind(this.limit, o.permits), this.keys, this.port.unscopedOwner(), o.leaseTime, o.waitTime, o.signal);
   }
 
   private permit(hold: Hold, permits: number): Permit {

@@ -2,7 +2,7 @@ import type { RedisClientPort } from '../client/redis-client.js';
 import type { AcquireReply } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import type { ReleaseReply } from '../scripts/release.js';
-import type { LockKeys } from '../types.js';
+import type { HeldLevels, LockKeys } from '../types.js';
 import { CommandTimeoutError } from '../../errors/CommandTimeoutError.js';
 import { LockError } from '../../errors/LockError.js';
 import { boundThen, withTimeout } from '../../util/timeout.js';
@@ -15,8 +15,11 @@ const GIVE_BACK_TIMEOUT = 5_000;
 /** The bound's message when an acquisition could not go out (see UnsettledCalls). */
 const BEHIND = 'an earlier call of this owner on';
 
-/** Gives back one level of owner's: `levels` is what Redis counts with the grant being given back. */
-export type GiveBack = (keys: LockKeys, owner: string, timeout: number, levels: number) => Promise<unknown>;
+/**
+ * Gives back one level of owner's: `levels` is what Redis counts with the grant being
+ * given back. Each primitive's own release script: a grant goes back the way its holds do.
+ */
+export type GiveBack<K extends LockKeys = LockKeys> = (keys: K, owner: string, timeout: number, levels: number) => Promise<unknown>;
 
 /**
  * Applying each lock call once, whatever the connection does. A call can time out here
@@ -60,7 +63,7 @@ export type GiveBack = (keys: LockKeys, owner: string, timeout: number, levels: 
 /** A last release answered "not held" after a reconnect: a resend of one that ran (rule 5). */
 const RESENT: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
 
-export class ExactlyOnce {
+export class ExactlyOnce<K extends LockKeys = LockKeys> {
   /**
    * Counts the connection's closes (a Cluster's: any node connection's). A reply to a
    * command sent in an earlier epoch may come from a second run of it.
@@ -71,9 +74,10 @@ export class ExactlyOnce {
 
   constructor(
     private readonly connection: RedisClientPort,
-    /** Levels the client holds now for owner of the lock at key (0 for none). */
-    private readonly levelsNow: (key: string, owner: string) => number,
-    private readonly giveBack: GiveBack,
+    /** The levels the client holds now (HeldLevels says when and why they are asked). */
+    private readonly levels: HeldLevels,
+    /** Never rejects (a failed give-back expires with its lease). */
+    private readonly giveBack: GiveBack<K>,
   ) {
     this.offBreak = connection.onBreak(() => {
       this.epoch += 1;
@@ -92,14 +96,14 @@ export class ExactlyOnce {
    * Not async: a reply in the same epoch settles it in one step (the hot path), the
    * caller's `finish` included.
    */
-  grant<R, P extends AcquireReply = AcquireReply>(k: LockKeys, owner: string, held: number, timeout: number, send: () => Promise<P>, finish: (reply: P) => R): Promise<R> {
+  grant<R, P extends AcquireReply = AcquireReply>(k: K, owner: string, held: number, timeout: number, send: () => Promise<P>, finish: (reply: P) => R): Promise<R> {
     const earlier = this.settled(k, owner, timeout);
     if (!earlier) return this.granted(k, owner, held, timeout, send(), finish);
     return earlier.then((left) => this.granted(k, owner, held, left, send(), finish));
   }
 
   /** Owner has no earlier call on the lock unsettled: an acquisition may go out at once. */
-  clear(k: LockKeys, owner: string): boolean {
+  clear(k: K, owner: string): boolean {
     return this.unsettled.clear(k, owner);
   }
 
@@ -108,7 +112,7 @@ export class ExactlyOnce {
    * the time left of `timeout` once they have settled (rejects with a CommandTimeoutError
    * if they outlast it). For acquisitions with a grant of their own too: semaphore.ts.
    */
-  settled(k: LockKeys, owner: string, timeout: number): Promise<number> | undefined {
+  settled(k: K, owner: string, timeout: number): Promise<number> | undefined {
     if (this.unsettled.clear(k, owner)) return undefined;
     const until = now() + timeout;
     return this.unsettled.settled(k, owner, timeout, BEHIND).then(() => Math.max(1, until - now()));
@@ -121,8 +125,8 @@ export class ExactlyOnce {
    * a grant that never ran drops nothing; owner's next acquisitions of the lock wait
    * for all of it (rule 7). `epoch`: the connection's when the call was sent.
    */
-  unanswered(k: LockKeys, owner: string, call: Promise<{ granted: boolean }>, epoch: number, giveBack: (timeout: number, levels: number) => Promise<unknown>): void {
-    const back = () => giveBack(GIVE_BACK_TIMEOUT, this.levelsNow(k.id, owner) + 1);
+  unanswered(k: K, owner: string, call: Promise<{ granted: boolean }>, epoch: number): void {
+    const back = () => this.giveBack(k, owner, GIVE_BACK_TIMEOUT, this.levels.levelsOf(k.id, owner) + 1);
     this.unsettled.record(
       k,
       owner,
@@ -133,7 +137,7 @@ export class ExactlyOnce {
     );
   }
 
-  private granted<R, P extends AcquireReply>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<P>, finish: (reply: P) => R): Promise<R> {
+  private granted<R, P extends AcquireReply>(k: K, owner: string, held: number, timeout: number, call: Promise<P>, finish: (reply: P) => R): Promise<R> {
     const epoch = this.epoch;
     // The call's bound ends here; the repairs of rules 2 and 3 are part of the call, within it.
     const until = now() + timeout;
@@ -152,9 +156,9 @@ export class ExactlyOnce {
    * call, so it gets what is left of the call's bound (`until`); a give-back or level
    * check still out then stays recorded as unsettled (rule 7).
    */
-  private async grantFailed(k: LockKeys, owner: string, held: number, until: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
+  private async grantFailed(k: K, owner: string, held: number, until: number, call: Promise<AcquireReply>, epoch: number, error: unknown): Promise<never> {
     if (error instanceof CommandTimeoutError) {
-      this.unanswered(k, owner, call, epoch, (bound, levels) => this.giveBack(k, owner, bound, levels));
+      this.unanswered(k, owner, call, epoch);
     } else if (this.epoch !== epoch) {
       if (held === 0) await this.giveBack(k, owner, Math.max(1, until - now()), 1);
       else await this.settleLevel(k, owner, held, until - now());
@@ -166,10 +170,10 @@ export class ExactlyOnce {
    * Runs a release script once (rules 1, 5).
    * Resolves with `finish(reply)`. Not async, like grant().
    */
-  release<R>(k: LockKeys, owner: string, held: number, timeout: number, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
+  release<R>(k: K, owner: string, held: number, timeout: number, call: Promise<ReleaseReply>, finish: (reply: ReleaseReply) => R): Promise<R> {
     // A give-back passes one level more than the client holds (rules 3, 4): owner's
     // next acquisition of the lock waits for it (rule 7).
-    if (held > this.levelsNow(k.id, owner)) this.unsettled.record(k, owner, call);
+    if (held > this.levels.levelsOf(k.id, owner)) this.unsettled.record(k, owner, call);
     const epoch = this.epoch;
     return boundThen(
       call,
@@ -181,7 +185,7 @@ export class ExactlyOnce {
     );
   }
 
-  private releaseFailed(k: LockKeys, owner: string, call: Promise<ReleaseReply>, error: unknown): never {
+  private releaseFailed(k: K, owner: string, call: Promise<ReleaseReply>, error: unknown): never {
     // A release run after the same owner (a scope) took the lock again would free it
     // under that new hold: its next acquisitions wait for this one to settle.
     if (error instanceof CommandTimeoutError) this.unsettled.record(k, owner, call);
@@ -193,7 +197,7 @@ export class ExactlyOnce {
    * comparing levels: a retry by the same owner while its previous attempt's grant is
    * being given back looks just like a resend there.
    */
-  private async settleLevel(k: LockKeys, owner: string, level: number, timeout: number): Promise<'set' | 'notHeld' | 'unknown'> {
+  private async settleLevel(k: K, owner: string, level: number, timeout: number): Promise<'set' | 'notHeld' | 'unknown'> {
     // The connection may break again meanwhile (a Cluster rejects rather than resends
     // then): the call is idempotent, so try until it is answered or time runs out. It
     // goes out at least once, with no time left too: one unanswered is recorded (rule 7).
@@ -220,7 +224,7 @@ export class ExactlyOnce {
    * dropped by the last unlock, see release.ts 'decremented'; a hold that is gone is
    * found by its next renewal, or ends with its lease).
    */
-  private async regranted<R>(k: LockKeys, owner: string, level: number, until: number, finish: () => R): Promise<R> {
+  private async regranted<R>(k: K, owner: string, level: number, until: number, finish: () => R): Promise<R> {
     if ((await this.settleLevel(k, owner, level, until - now())) === 'notHeld') {
       throw new LockError(`acquire of '${k.name}' was granted while the connection broke, and the hold was gone when it was checked after the reconnect`, { lockName: k.name });
     }

@@ -2,17 +2,15 @@ import type { RedisClientPort } from '../client/redis-client.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { heldUntil } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
-import type { AcquireReply, PublishVerb } from '../scripts/acquire.js';
+import { granted, type PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
 import * as releaseScripts from '../scripts/release.js';
-import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewItem, RenewOutcome, RenewScript, SemaphoreStore, Store } from '../types.js';
+import type { AcquireResult, HeldLevels, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
 import type { SyncReplicas } from '../../options.js';
-import { ExactlyOnce } from './exactly-once.js';
-import { MasterQueue, granted } from '../../primitives/lock/queue.js';
-import { MasterReadWrite } from '../../primitives/read-write/store.js';
+import { ExactlyOnce, type GiveBack } from './exactly-once.js';
+import type { MasterPort } from './port.js';
 import { ReplicaSync } from './replica-sync.js';
-import { MasterSemaphore } from '../../primitives/semaphore/store.js';
 import { clusterSlot } from './slot.js';
 import { Subscriber } from './subscriber.js';
 
@@ -26,48 +24,48 @@ const LOCK_RENEWAL: RenewScript = { script: maintain.renew, arity: 1, keys: (k) 
 
 /**
  * One Redis master, or a Cluster (each script touches one slot, so the client library
- * routes it by its first key), through the client port (store/client). Its capabilities:
- * the waiting queue of the lock and the fair lock, the semaphore and the read-write lock
- * (read-write.ts). In quorum mode (watchRestarts) it is one of several masters and
- * offers none: the quorum's lock waits in its clients.
+ * routes it by its first key), through the client port (store/client): the lock hash's
+ * calls, renewals, queries and subscriptions. As a MasterPort it is what the primitives
+ * that keep a queue or a count in Redis build their store calls from (their folders
+ * do, from the client's getters). In quorum mode (watchRestarts) it is one of several
+ * masters, and only its lock hash's calls are used: the quorum's lock waits in its clients.
  */
-export class MasterStore implements Store {
+export class MasterStore implements Store, MasterPort {
   readonly size = 1;
-  readonly queue: Queue;
-  /** Absent with syncReplicas: its grants are not followed by WAIT (getSemaphore refuses it up front). */
-  readonly semaphore: SemaphoreStore | undefined;
-  /** Absent with syncReplicas (see read-write.ts). */
-  readonly readWrite: MasterReadWrite | undefined;
   /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
   rtt = 1;
+  /** The exactly-once rules of quorum mode's acquire and release (acquire.lua, release.lua). */
   readonly once: ExactlyOnce;
+  readonly publish: PublishVerb;
+  readonly sync: ReplicaSync | undefined;
   private readonly subscriber: Subscriber;
-  private readonly publish: PublishVerb;
   private readonly cluster: boolean;
-  /** Option syncReplicas: WAIT behind every acquisition and renewal (replica-sync.ts). */
-  private readonly sync: ReplicaSync | undefined;
+  /** Every ExactlyOnce made (its own and the primitives'): each counts this connection's breaks until close(). */
+  private readonly onces: { close(): void }[] = [];
 
   /**
-   * @param levelsNow how many levels the client holds now for owner of the hold with registry id `k.id`
-   *   (0 for none): a give-back passes these plus one, so its resend takes nothing more.
+   * @param levels the levels the client holds now (its HoldRegistry), asked when a give-back is sent.
    * @param keyRetention the TTL (ms) of a name's fencing counter from its last use, which
    *   every script that mints or raises a token sets (tokens follow the server's clock
    *   across its expiry: see scripts/_mint.lua).
    */
   constructor(
     readonly connection: RedisClientPort,
-    readonly levelsNow: (key: string, owner: string) => number,
-    private readonly keyRetention: number,
+    readonly levels: HeldLevels,
+    readonly keyRetention: number,
     syncReplicas?: Readonly<SyncReplicas>,
   ) {
     this.cluster = connection.isCluster;
     this.publish = this.cluster ? 'spublish' : 'publish';
     this.subscriber = new Subscriber(connection);
-    this.once = new ExactlyOnce(connection, levelsNow, (k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
-    this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas, (k, owner, timeout, levels) => this.giveBack(k, owner, timeout, levels));
-    this.semaphore = this.sync ? undefined : new MasterSemaphore(connection, this.once, levelsNow);
-    this.readWrite = this.sync ? undefined : new MasterReadWrite(connection, levelsNow, keyRetention, this.publish);
-    this.queue = new MasterQueue({ connection, once: this.once, sync: this.sync, publish: this.publish, keyRetention, tookRoundTrip: (ms) => this.tookRoundTrip(ms) });
+    this.once = this.exactlyOnce(this.giveBack);
+    this.sync = syncReplicas && new ReplicaSync(connection, syncReplicas);
+  }
+
+  exactlyOnce<K extends LockKeys>(giveBack: GiveBack<K>): ExactlyOnce<K> {
+    const once = new ExactlyOnce<K>(this.connection, this.levels, giveBack);
+    this.onces.push(once);
+    return once;
   }
 
   /** Epoch of the connection (see ExactlyOnce): quorum mode does not count a grant that crossed a reconnect. */
@@ -81,7 +79,7 @@ export class MasterStore implements Store {
   }
 
   /** Smooths the round trip of acquisitions into rtt. */
-  private tookRoundTrip(ms: number): void {
+  tookRoundTrip(ms: number): void {
     this.rtt = this.rtt * 0.8 + ms * 0.2;
   }
 
@@ -101,7 +99,7 @@ export class MasterStore implements Store {
     const args: [string, number] | [string, number, number] = this.keyRetention === acquireScripts.SCRIPT_RETENTION ? [owner, lease] : [owner, lease, this.keyRetention];
     const send = () => {
       sentAt = now();
-      return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, timeout) : acquireScripts.acquire.run(this.connection, keys, args);
+      return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, timeout, this.giveBack) : acquireScripts.acquire.run(this.connection, keys, args);
     };
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
       this.tookRoundTrip(now() - sentAt);
@@ -118,16 +116,13 @@ export class MasterStore implements Store {
   }
 
   /**
-   * Drops one level of owner's, best effort: a grant nobody will use. `levels` is what
-   * Redis counts with that grant (the client's levels + 1): a resend of the give-back
-   * (its reply lost) then finds fewer and drops nothing. Given 1 for a reentry, the
-   * resend would take a level the owner holds and free the lock under it.
+   * Quorum mode: drops one level of owner's, best effort: a grant nobody will use.
+   * `levels` is what Redis counts with that grant (the client's levels + 1): a resend of
+   * the give-back (its reply lost) then finds fewer and drops nothing. Given 1 for a
+   * reentry, the resend would take a level the owner holds and free the lock under it.
    */
-  giveBack(k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> {
-    // A queue's grant goes back through the queue's release (which grants the head next, as
-    // the fair lock's zero window); a quorum member's through its own.
-    return (this.restarts ? this.release(k, owner, timeout, levels) : this.queue.release(k, owner, timeout, levels, 0)).catch(() => undefined);
-  }
+  private readonly giveBack = (k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> =>
+    this.release(k, owner, timeout, levels).catch(() => undefined);
 
   async renew(items: readonly RenewItem[], timeout: number): Promise<RenewOutcome[]> {
     const sentAt = now();
@@ -139,7 +134,8 @@ export class MasterStore implements Store {
         const keys: string[] = [];
         const args: (string | number)[] = [];
         for (const i of chunk) {
-          keys.push(...renewal.keys(items[i].keys));
+          // Each item's own renewal names its keys (a group shares the script, not the keys).
+          keys.push(...(items[i].renewal ?? renewal).keys(items[i].keys));
           args.push(items[i].owner, items[i].lease);
         }
         calls.push(
@@ -225,8 +221,7 @@ export class MasterStore implements Store {
 
   async close(): Promise<void> {
     this.connection.close();
-    this.once.close();
-    this.readWrite?.close();
+    for (const once of this.onces) once.close();
     this.restarts?.close();
     await this.subscriber.close();
   }

@@ -31,7 +31,6 @@ export class ReplicaSync {
   constructor(
     private readonly connection: RedisClientPort,
     options: Readonly<SyncReplicas>,
-    private readonly giveBack: GiveBack,
   ) {
     this.min = options.min;
     this.timeout = options.timeout;
@@ -44,24 +43,26 @@ export class ReplicaSync {
 
   /**
    * An acquire script followed by WAIT. Granted with too few
-   * acknowledgements: given back (`held` + 1 levels), then a ReplicaSyncError, which the
+   * acknowledgements: given back by `giveBack` (the primitive's, as its ExactlyOnce's;
+   * `held` + 1 levels), then a ReplicaSyncError, which the
    * engine counts as a failed attempt. A refusal passes through whatever WAIT said: it
    * wrote nothing the client relies on.
    */
-  async acquire<A extends readonly Arg[], P extends AcquireReply>(
+  async acquire<A extends readonly Arg[], P extends AcquireReply, K extends LockKeys>(
     script: Script<A, P>,
     keys: readonly string[],
     args: A,
-    k: LockKeys,
+    k: K,
     owner: string,
     held: number,
     timeout: number,
+    giveBack: GiveBack<K>,
   ): Promise<P> {
     const { reply, after } = await this.followed(script, keys, args);
     if (!reply.granted) return reply;
     const error = this.shortfall('acquire', after, k.name);
     if (!error) return reply;
-    await this.giveBack(k, owner, timeout, held + 1);
+    await giveBack(k, owner, timeout, held + 1);
     throw error;
   }
 

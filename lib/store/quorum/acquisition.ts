@@ -146,12 +146,12 @@ export class QuorumAcquisition {
 
   /**
    * Gives back one master's grant of an attempt that is not used, passing the levels
-   * Redis counts with it (see MasterStore.giveBack); never rejects: a failure goes to
+   * Redis counts with it (the client's + 1, as MasterStore.giveBack); never rejects: a failure goes to
    * `error` (the grant expires with its lease).
    */
   private undo(master: number, k: LockKeys, owner: string, timeout: number): Promise<void> {
     const m = this.masters[master];
-    return m.release(k, owner, timeout, m.levelsNow(k.id, owner) + 1).then(
+    return m.release(k, owner, timeout, m.levels.levelsOf(k.id, owner) + 1).then(
       () => undefined,
       (error: unknown) => this.onError(new LockError(`could not give back a grant of '${k.name}' on master ${master}; it expires with its lease`, { cause: error, lockName: k.name })),
     );

@@ -1,3 +1,5 @@
+import { heldUntil } from '../lease-margin.js';
+import type { AcquireResult } from '../types.js';
 import { Script, luaConstant } from './script.js';
 import * as sources from './sources.js';
 
@@ -40,3 +42,16 @@ export const acquire = new Script<[owner: string, lease: number] | [owner: strin
 export const SCRIPT_RETENTION = luaConstant(sources.acquire, 'RETENTION');
 
 export type PublishVerb = 'publish' | 'spublish';
+
+/**
+ * A grant's client-side deadline: the lease from the send, less the safety margin; a
+ * grant made before the call (a release's, taken up by this attempt) counts only what
+ * is left of its lease, so the deadline never falls after the key's expiry.
+ * Every acquire's reply goes through it (the queue, quorum mode, the read-write lock, the
+ * in-memory store of the engine's unit specs).
+ */
+export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
+  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
+  const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
+  return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
+}

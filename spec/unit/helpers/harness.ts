@@ -9,6 +9,7 @@ import { Engine } from '../../../lib/engine/engine';
 import { EventHub } from '../../../lib/engine/event-hub';
 import type { Hold } from '../../../lib/engine/hold';
 import type { ClientEvents } from '../../../lib/events';
+import { HoldRegistry } from '../../../lib/engine/registry';
 import { fairLock } from '../../../lib/primitives/lock/fair';
 import { BARGING_WINDOW, reentrantLock } from '../../../lib/primitives/lock/plain';
 import type { Primitive } from '../../../lib/primitives/primitive';
@@ -71,9 +72,9 @@ export class TestClient {
     const timeoutFor = (lease: number) => Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
     const events = new EventHub(this.emitter);
     const watchdog = new Watchdog(this.store, { renewed: () => undefined, renewalFailed: () => undefined }, timeoutFor);
-    this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout: HEARTBEAT, timeoutFor });
-    this.lock = reentrantLock(this.store, HEARTBEAT, 'lock', BARGING_WINDOW);
-    this.fair = this.store.queue ? fairLock(this.store, HEARTBEAT) : undefined;
+    this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout: HEARTBEAT, timeoutFor }, new HoldRegistry());
+    this.lock = reentrantLock(this.store, this.store.queue, HEARTBEAT, 'lock', BARGING_WINDOW);
+    this.fair = this.store.queue ? fairLock(this.store.queue, HEARTBEAT) : undefined;
     this.emitter.on('acquireFailed', (e) => this.failures.push(e));
     this.emitter.on('error', (e) => this.errors.push(e));
   }

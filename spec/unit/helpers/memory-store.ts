@@ -1,7 +1,8 @@
 /**
  * The Store port in memory: one client's connection to a MemoryRedis, for the engine's
- * unit specs (no Redis, fake timers). With `queue` (the default) it has the queue
- * capability of one master (the lock's and the fair lock's queue, scripts/_queue.lua);
+ * unit specs (no Redis, fake timers). With `queue` (the default) it carries the lock's
+ * and the fair lock's Queue of one master (primitives/lock/queue.ts, scripts/_queue.lua),
+ * which the harness builds its locks over, as the lock's folder does over MasterQueue;
  * without it, it is quorum-style: plain acquire/release, 'released' on keys.channel,
  * and its lock's waits are 'client' waits.
  *
@@ -20,8 +21,9 @@
  *   restoring tells every listener `undefined` (the subscriber reconnected: messages may
  *   have been lost), as MasterStore's subscriber does; breakSubscriptions() does both.
  */
-import { granted } from '../../../lib/primitives/lock/queue';
-import type { AcquireResult, LockKeys, LockState, Queue, ReleaseResult, RenewItem, RenewOutcome, Store } from '../../../lib/store/types';
+import { granted } from '../../../lib/store/scripts/acquire';
+import type { Queue } from '../../../lib/primitives/lock/queue';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, Store } from '../../../lib/store/types';
 import { safety } from '../../../lib/store/lease-margin';
 import { MemoryRedis, type Subscriber } from './memory-redis';
 import * as scripts from './memory-scripts';
