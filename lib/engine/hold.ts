@@ -123,6 +123,15 @@ export class Hold {
     return this.revokeError;
   }
 
+  /**
+   * Redis may not have confirmed this hold (granted or renewed it) since `t` (monotonic):
+   * its last confirmation went out no earlier than its deadline less the lease, so one
+   * sent before `t` cannot be ruled out.
+   */
+  unconfirmedSince(t: number): boolean {
+    return this.deadline - this.leaseNow <= t;
+  }
+
   /** A renewal (or a reentry) moved the deadline; never moves it back. */
   extend(validUntil: number): boolean {
     if (validUntil <= this.deadline) return false;

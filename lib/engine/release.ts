@@ -114,6 +114,14 @@ async function settleLast(engine: ReleaseHost, hold: Hold, call: Promise<Release
       void dropLevels(engine, hold, result.count, timeout);
       return;
     case 'released':
+      if (result.brokeAt !== undefined && hold.unconfirmedSince(result.brokeAt)) {
+        // A resend found nothing (ExactlyOnce rule 5), and the hold had crossed a
+        // reconnect unconfirmed: a restart that emptied Redis could have taken it before
+        // this unlock, so it is told lost (the safe reading), not released.
+        const lost = hold.lose('deleted');
+        engine.holds.remove(hold);
+        throw lost ?? new LockNotHeldError(keys.name);
+      }
       hold.finishRelease();
       // The head may be a wait of this client: handed over now, not after the message's trip.
       if (result.granted !== undefined) for (const message of result.granted) engine.waits.granted(message);

@@ -36,8 +36,11 @@ export type AcquireResult = Granted | Refused;
 export type ReleaseResult =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
-  /** granted: the grants the release made to waiters at the queue's head; their messages, 'owner wait token'. */
-  | { kind: 'released'; receivers: number; granted?: readonly string[] };
+  /**
+   * granted: the grants the release made to waiters at the queue's head; their messages, 'owner wait token'.
+   * brokeAt: see ReleaseReply (a resend's "not held" after a reconnect).
+   */
+  | { kind: 'released'; receivers: number; granted?: readonly string[]; brokeAt?: number };
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one

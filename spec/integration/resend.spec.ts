@@ -1,5 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
-import { LockClient, type ClientOptions, type Lock } from '../../lib';
+import { LockClient, LockLostError, type ClientOptions, type Lock } from '../../lib';
 import { startServer, type RedisServer } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
 import { nextEvent, waitFor } from '../helpers/wait';
@@ -158,6 +158,22 @@ it.each([false, true])('completes a last unlock whose resend finds the lock alre
   });
   expect(lost).toEqual([]);
   expect(await lock.isLocked()).toBe(false);
+});
+
+it.each([false, true])('tells a leased hold lost when its last unlock is resent and finds it gone, Redis having lost it at an earlier reconnect (fair: %s)', async (fair) => {
+  const lock = fresh(fair);
+  const lost = lostEvents(lock);
+  await locks.scope(async () => {
+    // A fixed lease: no renewal would tell the loss before the unlock.
+    expect(await lock.tryLock(0, 10_000)).toBe(true);
+    // Redis restarts empty, as the client sees it: the key goes and the connection resets.
+    await admin.del(key(lock.name));
+    await resetAndReconnect(locks);
+    // Whichever run of the unlock answers, it finds nothing: the hold was lost, not released.
+    const unlocked = replyLost(() => lock.unlock(), async () => !/blocked_clients:[1-9]/.test(await admin.info('clients')));
+    await expect(unlocked).rejects.toBeInstanceOf(LockLostError);
+  });
+  expect(lost).toHaveLength(1);
 });
 
 it('keeps the grant of a retry by the same owner while its timed-out attempt is given back', async () => {

@@ -47,8 +47,10 @@ export type GiveBack<K extends LockKeys = LockKeys> = (keys: K, owner: string, t
  *    timed out is given back as in rule 4.
  * 4. A grant that arrives after its call timed out is given back, passing the client's
  *    levels + 1, so a resend of the give-back drops nothing the owner still holds.
- * 5. A last release answered "not held" after a reconnect was a resend of one that
- *    already ran: the hold ended either way, so it counts as released.
+ * 5. A last release answered "not held" after a reconnect may be a resend of one that
+ *    already ran: the hold ended either way, so it counts as released, with the time
+ *    the connection last broke before the release was sent (brokeAt): a hold Redis had
+ *    not confirmed since then may have been lost then, which the engine tells.
  * 6. A release that granted the lock to the queue's head (its reply lost or late) needs
  *    no repair: the grant's mark stands in Redis for that wait, which takes it up from
  *    the message or its next attempt, or gives it back as it leaves.
@@ -60,8 +62,8 @@ export type GiveBack<K extends LockKeys = LockKeys> = (keys: K, owner: string, t
  *    ahead of an earlier attempt's late give-back (rule 4) would leave one give-back
  *    too many, freeing the lock under its new holder.
  */
-/** A last release answered "not held" after a reconnect: a resend of one that ran (rule 5). */
-const RESENT: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
+/** A last release answered "not held" after a reconnect (rule 5). */
+const resent = (brokeAt: number | undefined): ReleaseReply => (brokeAt === undefined ? { kind: 'released', receivers: 0 } : { kind: 'released', receivers: 0, brokeAt });
 
 export class ExactlyOnce<K extends LockKeys = LockKeys> {
   /**
@@ -69,6 +71,8 @@ export class ExactlyOnce<K extends LockKeys = LockKeys> {
    * command sent in an earlier epoch may come from a second run of it.
    */
   epoch = 0;
+  /** Monotonic time of the connection's last close (undefined: never closed). */
+  private brokeAt: number | undefined;
   private readonly offBreak: () => void;
   private readonly unsettled = new UnsettledCalls();
 
@@ -81,6 +85,7 @@ export class ExactlyOnce<K extends LockKeys = LockKeys> {
   ) {
     this.offBreak = connection.onBreak(() => {
       this.epoch += 1;
+      this.brokeAt = now();
     });
   }
 
@@ -175,12 +180,13 @@ export class ExactlyOnce<K extends LockKeys = LockKeys> {
     // next acquisition of the lock waits for it (rule 7).
     if (held > this.levels.levelsOf(k.id, owner)) this.unsettled.record(k, owner, call);
     const epoch = this.epoch;
+    const brokeAt = this.brokeAt;
     return boundThen(
       call,
       timeout,
       'release',
       k.name,
-      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? finish(RESENT) : finish(reply)),
+      (reply) => (reply.kind === 'notHeld' && held === 1 && this.epoch !== epoch ? finish(resent(brokeAt)) : finish(reply)),
       (error: unknown) => this.releaseFailed(k, owner, call, error),
     );
   }

@@ -10,8 +10,12 @@ export type ReleaseReply =
    * receivers: of the 'released' message (quorum); waiters left in the queue (queue).
    * granted: the messages of the grants the release made to waiters at the head of the
    * queue ('owner wait token'): the lock's head, or the semaphore's waiters that fit.
+   * brokeAt: not a reply of the script's but ExactlyOnce's reading of one (rule 5): a
+   * last release answered "not held" after a reconnect, sent after the connection last
+   * broke at this monotonic time. A hold Redis has not confirmed since then may have been
+   * lost at that break (a restart that emptied Redis) rather than released by a first run.
    */
-  | { kind: 'released'; receivers: number; granted?: readonly string[] };
+  | { kind: 'released'; receivers: number; granted?: readonly string[]; brokeAt?: number };
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
 
