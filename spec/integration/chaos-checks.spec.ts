@@ -103,6 +103,11 @@ describe('the waits', () => {
     expect(check([...timeouts, passing]).violations.map((v) => v.kind)).toEqual(['wait']);
     // No reader passed them (those holding came first, their sections longer than the writers' budgets): not the lock's doing.
     expect(check(timeouts).violations).toEqual([]);
+    // Nor one passing a writer whose connections were slowed then (a latency fault on its
+    // worker): the writer's place reached Redis late, maybe after the reader's.
+    const latency: Fault = { kind: 'latency', worker: 0, begin: 5_500, end: 6_500 };
+    expect(check([...timeouts, passing], [latency]).violations).toEqual([]);
+    expect(check([...timeouts, passing], [{ ...latency, worker: 1 }]).violations.map((v) => v.kind)).toEqual(['wait']);
     // Nor a reader let in by a writer's leave at its deadline (5 800 + 1 500).
     expect(check([...timeouts, wait({ kind: 'read', start: 5_900, at: 7_302, pid: 200 })]).violations).toEqual([]);
     const oneGotIn = [...timeouts.slice(0, 3), wait({ kind: 'write', start: 5_000, at: 5_500 }), ...timeouts.slice(3), passing];

@@ -66,7 +66,11 @@ export function checkWaits(records: readonly LogRecord[], opts: WaitCheckOptions
     }
     if (past > opts.slack) report.violations.push({ kind: 'wait', lock: w.lock, message: `${what} took ${w.at - w.start} ms of a ${w.budget} ms budget (${w.outcome}): ${past} ms past the budget plus one command bound (${w.bound} ms), beyond what its process could not run` });
   }
-  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs, (w) => stopped(w) || unrun(w) > UNRUN));
+  // A writer whose worker's connections were slowed, stalled or reset during its wait
+  // joined the queue (and heartbeat) late, by up to the fault: a reader that called later
+  // may have been there first.
+  const lineFault = (w: WaitRecord) => opts.faults.some((f) => (f.kind === 'latency' || f.kind === 'stall' || f.kind === 'drop') && f.worker === w.worker && f.begin < w.at && f.end > w.start);
+  report.violations.push(...writerStarvation(waits, report, opts.starvedAfterMs, (w) => stopped(w) || unrun(w) > UNRUN || lineFault(w)));
   return report;
 }
 
@@ -84,7 +88,8 @@ const UNRUN = 200;
  * that came after a waiting writer got in before that writer's deadline, while the writer's
  * process ran (DESIGN: once a writer waits, new readers wait behind it). Writers that time
  * out behind readers who were there first, whose place lapsed while their process was
- * stopped, or whose leave let the readers behind them in, are not starved by the lock.
+ * stopped, whose connections were slowed or cut (their place came late), or whose leave
+ * let the readers behind them in, are not starved by the lock.
  */
 function writerStarvation(waits: readonly WaitRecord[], report: WaitReport, starvedAfterMs: number, notRunning: (w: WaitRecord) => boolean): Violation[] {
   const out: Violation[] = [];
