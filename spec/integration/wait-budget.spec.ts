@@ -1,5 +1,5 @@
-import Redis, { Cluster } from 'ioredis';
-import { LockClient, LockTimeoutError, LockUnavailableError, type Connection } from '../../lib';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import { LockClient, LockTimeoutError, LockUnavailableError, type Connection, type Lock } from '../../lib';
 import { clusterSlot } from '../../lib/store/master/slot';
 import { rawCommand, startCluster, startMasters, startServer, type RedisServer, type TestCluster } from '../kit/servers';
 import { TcpProxy } from '../kit/proxy';
@@ -184,77 +184,75 @@ describe('one master, a grant that came after a reconnect', () => {
     await server.stop();
   });
 
-  it('settles within one command bound when the level check after it is slow', async () => {
+  const BOUND = 1_000;
+
+  /**
+   * A client through a proxy, on an ioredis connection whatever the project (its resend,
+   * or its rejection, of a call out when the connection breaks is what is under test),
+   * scripts loaded; `fn` then runs with both, and everything is closed after it. No ready
+   * check nor client info: the resend is the first thing sent on the new connection.
+   */
+  async function withClient(options: RedisOptions, fn: (proxy: TcpProxy, locks: LockClient) => Promise<void>): Promise<void> {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
-    // ioredis, whatever the project: its resend after a reconnect is what is under test.
-    // No ready check nor client info: the resend is the first thing sent on the new connection.
-    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, enableReadyCheck: false, disableClientInfo: true });
+    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, enableReadyCheck: false, disableClientInfo: true, ...options });
     conn.on('error', () => undefined);
-    const bound = 1_000;
-    const latency = 300;
-    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: bound });
+    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: BOUND });
     try {
-      const lockName = name();
-      // Scripts loaded: the attempt below is one EVALSHA.
-      expect(await locks.getLock(`${lockName}:warm-up`).run(async () => 'held')).toBe('held');
-      // The server holds the attempt back until its reply path is cut, then runs it.
-      await admin.client('PAUSE', 100, 'WRITE');
-      const lock = locks.getLock(lockName);
-      const attempt = timed(() => lock.tryLock());
-      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
-      proxy.blackhole();
-      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
-      // The connection breaks and comes back slow: the resent attempt's grant (from a new
-      // epoch) comes within the bound (~2 x latency), its level check would take as long again.
-      proxy.drop();
-      proxy.resume();
-      proxy.latency(latency);
-      const { ms, value, error } = await attempt;
-      expect(error).toBeUndefined();
-      expect(value).toBe(true);
-      expect(ms).toBeLessThan(bound + SLACK);
-      proxy.latency(0);
-      await lock.unlock();
-      expect(await admin.exists(`holdfast:{${lockName}}`)).toBe(0);
+      // Scripts loaded: the attempt under test is one EVALSHA.
+      expect(await locks.getLock(`${name()}:warm-up`).run(async () => 'held')).toBe('held');
+      await fn(proxy, locks);
     } finally {
       await locks.close();
       conn.disconnect();
       await proxy.close();
     }
+  }
+
+  /**
+   * Starts an attempt of lock's that the server holds back (CLIENT PAUSE of pauseMs),
+   * cuts its reply path once the server ran it, then breaks the connection and brings it
+   * back slowed by `latency` ms each way.
+   */
+  async function grantedThenBroken(proxy: TcpProxy, lock: Lock, pauseMs: number, latency: number) {
+    await admin.client('PAUSE', pauseMs, 'WRITE');
+    const attempt = timed(() => lock.tryLock());
+    await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
+    proxy.blackhole();
+    await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
+    proxy.drop();
+    proxy.resume();
+    proxy.latency(latency);
+    return attempt;
+  }
+
+  it('settles within one command bound when the level check after it is slow', async () => {
+    // Resent after the reconnect: the grant (from a new epoch) comes within the bound
+    // (~2 x latency), its level check would take as long again.
+    await withClient({}, async (proxy, locks) => {
+      const lock = locks.getLock(name());
+      const { ms, value, error } = await grantedThenBroken(proxy, lock, 100, 300);
+      expect(error).toBeUndefined();
+      expect(value).toBe(true);
+      expect(ms).toBeLessThan(BOUND + SLACK);
+      proxy.latency(0);
+      await lock.unlock();
+      expect(await admin.exists(`holdfast:{${lock.name}}`)).toBe(0);
+    });
   }, 20_000);
 
   it('settles within one command bound when it failed with its connection and its give-back is slow', async () => {
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
     // A call in flight is rejected as its connection closes, not resent (as node-redis
-    // does, and a Cluster when it gives up on a node): the server may have run it, so
-    // its grant is given back.
-    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, maxRetriesPerRequest: 0, enableReadyCheck: false, disableClientInfo: true });
-    conn.on('error', () => undefined);
-    const bound = 1_000;
-    const latency = 400;
-    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: bound });
-    try {
-      const lockName = name();
-      expect(await locks.getLock(`${lockName}:warm-up`).run(async () => 'held')).toBe('held');
-      // The attempt fails half way through its bound; the give-back then takes ~2 x latency.
-      await admin.client('PAUSE', 500, 'WRITE');
-      const attempt = timed(() => locks.getLock(lockName).tryLock());
-      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
-      proxy.blackhole();
-      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
-      proxy.drop();
-      proxy.resume();
-      proxy.latency(latency);
-      const { ms, error } = await attempt;
+    // does, and a Cluster when it gives up on a node): the server may have run it, so its
+    // grant is given back. The attempt fails half way through its bound; the give-back
+    // then takes ~2 x latency.
+    await withClient({ maxRetriesPerRequest: 0 }, async (proxy, locks) => {
+      const lock = locks.getLock(name());
+      const { ms, error } = await grantedThenBroken(proxy, lock, 500, 400);
       expect(error).toBeInstanceOf(LockUnavailableError);
-      expect(ms).toBeLessThan(bound + SLACK);
+      expect(ms).toBeLessThan(BOUND + SLACK);
       // The give-back still lands: nothing is left held.
-      await waitFor(async () => (await admin.exists(`holdfast:{${lockName}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
+      await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
       proxy.latency(0);
-    } finally {
-      await locks.close();
-      conn.disconnect();
-      await proxy.close();
-    }
+    });
   }, 20_000);
 });
