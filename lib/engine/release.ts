@@ -53,11 +53,7 @@ async function dropLevel(engine: ReleaseHost, hold: Hold): Promise<void> {
     return;
   }
   if (result.kind === 'decremented') return;
-  if (result.kind === 'notHeld') {
-    const lost = hold.lose('deleted');
-    engine.holds.remove(hold);
-    throw lost ?? new LockNotHeldError(keys.name);
-  }
+  if (result.kind === 'notHeld') goneAtUnlock(engine, hold);
   // 'released': Redis had fewer levels than the client (a master restarted empty and
   // the hold was put back with fewer): the hold ends here.
   hold.finishRelease();
@@ -101,11 +97,8 @@ async function settleLast(engine: ReleaseHost, hold: Hold, call: Promise<Release
     throw new LockUnavailableError(keys.name, `unlock of '${keys.name}' failed; the lock will expire within its lease`, { cause: error });
   }
   switch (result.kind) {
-    case 'notHeld': {
-      const lost = hold.lose('deleted');
-      engine.holds.remove(hold);
-      throw lost ?? new LockNotHeldError(keys.name);
-    }
+    case 'notHeld':
+      goneAtUnlock(engine, hold);
     case 'decremented':
       // Redis counts levels nobody here holds (a grant not yet given back): this unlock
       // ends the hold all the same. Kept and renewed, those levels would hold the lock
@@ -118,15 +111,20 @@ async function settleLast(engine: ReleaseHost, hold: Hold, call: Promise<Release
         // A resend found nothing (ExactlyOnce rule 5), and the hold had crossed a
         // reconnect unconfirmed: a restart that emptied Redis could have taken it before
         // this unlock, so it is told lost (the safe reading), not released.
-        const lost = hold.lose('deleted');
-        engine.holds.remove(hold);
-        throw lost ?? new LockNotHeldError(keys.name);
+        goneAtUnlock(engine, hold);
       }
       hold.finishRelease();
       // The head may be a wait of this client: handed over now, not after the message's trip.
       if (result.granted !== undefined) for (const message of result.granted) engine.waits.granted(message);
       return;
   }
+}
+
+/** An unlock found the hold gone from Redis: it is lost ('deleted'), and the unlock rejects with that. */
+function goneAtUnlock(engine: ReleaseHost, hold: Hold): never {
+  const lost = hold.lose('deleted');
+  engine.holds.remove(hold);
+  throw lost ?? new LockNotHeldError(hold.keys.name);
 }
 
 /** Gives back levels of an owner that Redis still counts after its last unlock. */

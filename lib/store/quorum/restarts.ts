@@ -28,6 +28,7 @@ export class RestartWatch {
   readonly known: Promise<void>;
   private settleKnown: () => void = () => undefined;
   private readonly offReady: () => void;
+
   constructor(
     private readonly connection: RedisClientPort,
     private readonly sitOut: number,
