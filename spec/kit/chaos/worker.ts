@@ -178,6 +178,16 @@ async function main(): Promise<void> {
     note(`worker ${config.worker} gen ${config.gen}: orchestrator gone, exiting`);
     process.exit(3);
   });
+  // Tasks begin once the connections answer, so that a wait's start is when its first
+  // attempt can go out (the checker takes a writer's place as joined a round trip after
+  // its wait began): a fresh process's first calls would otherwise wait for the connect
+  // and the scripts' load (sent on 'ready', answered before the second PING). Bounded: a
+  // fault under way (a restart, a failover) may hold the connect up; the tasks then go on.
+  const answered = Promise.all(connections.map(async (c) => {
+    await c.ping();
+    await c.ping();
+  }));
+  await Promise.race([answered.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   // The client id lets the orchestrator see which worker holds a lock (owner = clientId:scope).
   process.send?.({ ready: locks.id });
   // Heap after a full GC every 5 s (spawned with --expose-gc): flat over a long run, or a leak.
