@@ -21,6 +21,7 @@ import type { Fault } from '../faults';
 import { LOCKS } from '../options';
 import { until } from '../timing';
 import type { ChaosRun } from './nemesis';
+import { inSyncWith, oneLine, replication, untilRejoined } from './rejoin';
 
 const PROMOTION_TIMEOUT_MS = 30_000;
 /** The old master's own return as a replica (seconds, as a rule), then after CLUSTER REPLICATE. */
@@ -44,35 +45,31 @@ export async function clusterFailover(run: ChaosRun): Promise<Fault> {
   });
   const replica = found as Role | undefined;
   if (!replica) throw new Error(`chaos --cluster --replicas: node ${from} (port ${old.port}) serves ${name} but has no replica in sync`);
-  const role = async (port: number) => rawCommand(port, ['INFO', 'replication'], 1_000);
   const how = run.rng.pick(['killed', 'forced', 'manual'] as const);
   const killed = how === 'killed';
   const begin = Date.now();
   if (killed) await old.kill('SIGKILL');
   else await rawCommand(replica.port, how === 'forced' ? ['CLUSTER', 'FAILOVER', 'FORCE'] : ['CLUSTER', 'FAILOVER'], 1_000);
-  await until(`chaos --cluster --replicas: the replica on port ${replica.port} promoted`, PROMOTION_TIMEOUT_MS, async () => /role:master/.test(await role(replica.port)));
+  await until(`chaos --cluster --replicas: the replica on port ${replica.port} promoted`, PROMOTION_TIMEOUT_MS, async () => /role:master/.test(await replication(replica.port)));
   if (killed) await old.restart();
   // The old master turns replica once it hears of the new master's newer epoch. When it has
   // not within REJOIN_TIMEOUT_MS, it is told to (CLUSTER REPLICATE), as an operator would.
   // A pair whose failover came undone (the old master serves again, the replica follows
   // it in sync) is whole too. The run fails only if neither is true after that.
   let last = '';
-  const inSyncWith = (info: string, master: number) =>
-    /role:slave/.test(info) && new RegExp(`master_port:${master}\\b`).test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info);
-  const whole = async () => {
-    last = await role(old.port);
-    return inSyncWith(last, replica.port) || (/role:master/.test(last) && inSyncWith(await role(replica.port), old.port));
-  };
-  const rejoin = `chaos --cluster --replicas: the old master (port ${old.port}) and its replica (port ${replica.port}) a pair in sync again`;
-  try {
-    await until(rejoin, REJOIN_TIMEOUT_MS, whole);
-  } catch {
-    const newMaster = String(await rawCommand(replica.port, ['CLUSTER', 'MYID'], 1_000));
-    await rawCommand(old.port, ['CLUSTER', 'REPLICATE', newMaster], 1_000).catch(() => undefined);
-    await until(rejoin, TOLD_REJOIN_TIMEOUT_MS, whole).catch((error: Error) => {
-      throw new Error(`${error.message} (the old master told to replicate after ${REJOIN_TIMEOUT_MS} ms); its INFO replication: ${last.replace(/\r?\n/g, ' ')}`);
-    });
-  }
+  await untilRejoined(`chaos --cluster --replicas: the old master (port ${old.port}) and its replica (port ${replica.port}) a pair in sync again`, {
+    async whole() {
+      last = await replication(old.port);
+      return inSyncWith(last, replica.port) || (/role:master/.test(last) && inSyncWith(await replication(replica.port), old.port));
+    },
+    async tell() {
+      const newMaster = String(await rawCommand(replica.port, ['CLUSTER', 'MYID'], 1_000));
+      return rawCommand(old.port, ['CLUSTER', 'REPLICATE', newMaster], 1_000);
+    },
+    detail: async () => `its INFO replication: ${oneLine(last)}`,
+    firstMs: REJOIN_TIMEOUT_MS,
+    thenMs: TOLD_REJOIN_TIMEOUT_MS,
+  });
   await run.servers.waitClusterOk();
   return { kind: 'failover', master: from, locks: owners.get(from) ?? [], how, begin, end: Date.now() };
 }
