@@ -156,6 +156,7 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
   } finally {
     for (const s of workers) await s.reap();
     await Promise.all(workers.flatMap((s) => s.proxies.map((p) => p.close())));
+    servers.copyLogs(logDir);
     await servers.stop();
   }
 

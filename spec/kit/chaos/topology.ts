@@ -115,6 +115,27 @@ export class ChaosServers {
     throw new Error(`cluster not ok within ${CLUSTER_OK_TIMEOUT_MS} ms of a node restart: ${states.map((s, i) => `node ${i}: ${/cluster_state:\w+/.exec(s)?.[0] ?? s}`).join(', ')}`);
   }
 
+  /**
+   * Copies every server's redis.log (data servers, sentinels; each one history across
+   * its restarts) into `dir`/servers, named by role and port: the run's log directory
+   * then shows what Redis did (promotions, resyncs, +switch-master) next to the history.
+   */
+  copyLogs(dir: string): void {
+    const out = path.join(dir, 'servers');
+    fs.mkdirSync(out, { recursive: true });
+    const named: [string, RedisServer][] = [
+      ...this.servers.map((s): [string, RedisServer] => ['data', s]),
+      ...(this.sentinel?.sentinels ?? []).map((s): [string, RedisServer] => ['sentinel', s]),
+    ];
+    for (const [role, s] of named) {
+      try {
+        fs.copyFileSync(path.join(s.dir, 'redis.log'), path.join(out, `${role}-${s.port}.log`));
+      } catch {
+        // A server that never started has no log: nothing to keep.
+      }
+    }
+  }
+
   async stop(): Promise<void> {
     for (const a of this.admins) a.disconnect();
     if (this.cluster) await this.cluster.stop();

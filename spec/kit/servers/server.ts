@@ -80,7 +80,7 @@ export class LocalRedisServer implements RedisServer {
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.launch();
+        await this.launch({ freshLog: true });
         return;
       } catch (err) {
         if (!(err instanceof PortInUseError) || !this.config.repick || attempt >= PORT_RETRIES) throw err;
@@ -89,7 +89,8 @@ export class LocalRedisServer implements RedisServer {
     }
   }
 
-  private async launch(): Promise<void> {
+  /** `freshLog`: a first start empties redis.log; a restart appends to it (a chaos run keeps one history per server). */
+  private async launch({ freshLog }: { freshLog: boolean }): Promise<void> {
     fs.mkdirSync(this.config.dir, { recursive: true });
     // "Empty data" on restart even if someone configured persistence through args.
     if (!this.config.aof) {
@@ -97,7 +98,7 @@ export class LocalRedisServer implements RedisServer {
         fs.rmSync(path.join(this.config.dir, f), { recursive: true, force: true });
       }
     }
-    fs.rmSync(this.logFile, { force: true });
+    if (freshLog) fs.rmSync(this.logFile, { force: true });
     const configFile = path.join(this.config.dir, 'redis.conf');
     // Written once: Sentinel rewrites it with what it learned, which a restart keeps.
     if (this.config.config !== undefined && !fs.existsSync(configFile)) fs.writeFileSync(configFile, this.config.config);
@@ -253,7 +254,7 @@ export class LocalRedisServer implements RedisServer {
     this.stopping = undefined;
     if (this.config.ownsDir) registry().dirs.add(this.config.dir);
     live.add(this);
-    await this.launch(); // same port: a collision here is a real error
+    await this.launch({ freshLog: false }); // same port: a collision here is a real error
   }
 
   pause(): void {
