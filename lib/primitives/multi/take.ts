@@ -117,7 +117,8 @@ export interface TimedOut {
  * not reach Redis, an abort, the client closing) gives back what was taken, in reverse,
  * before the call settles. A budget already spent still allows one attempt per name
  * left (waitTime 0 is one attempt), so the call settles within waitTime plus one command
- * bound per name and the re-lease's.
+ * bound per name, one for the re-lease, and one for the give-back of a take that ends
+ * without every name.
  */
 export async function takeAll(
   port: LockPort,
