@@ -49,8 +49,10 @@ export interface ClientOptions {
    * trip, by `WAIT min timeout`. When fewer than `min` replicas acknowledge within
    * `timeout` ms, an acquisition gives the lock back and counts as a failed attempt (a
    * wait retries it; `LockUnavailableError` at its end), a renewal counts as failed
-   * (`renewalFailed`; `lost` at the deadline). A lock taken with it survives a Sentinel
-   * failover of its primary. `min` 1 to 100, `timeout` 1 ms to 2^31-1 (never 0: WAIT
+   * (`renewalFailed`; `lost` at the deadline). With `min` the number of replicas, a lock
+   * taken with it survives a Sentinel failover of its primary; with fewer, a failover
+   * that promotes another replica, or replaces a primary that still serves, can lose it
+   * (docs/safety.md). `min` 1 to 100, `timeout` 1 ms to 2^31-1 (never 0: WAIT
    * would block for good). Not with a Cluster. Default: none.
    */
   syncReplicas?: SyncReplicas;

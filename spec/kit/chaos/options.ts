@@ -72,5 +72,9 @@ export const LOCKS = ['main', 'aux-1', 'aux-2'];
 export const SEMAPHORE = { name: 'sem', limit: 5 };
 /** The name of the orchestrator's own connections, which CLIENT LIST may show unproxied. */
 export const ADMIN_NAME = 'chaos-admin';
-/** The syncReplicas the workers use with --sync-replicas: one replica, WAIT under the lease's call bound. */
-export const CHAOS_SYNC_REPLICAS = { min: 1, timeout: 200 } as const;
+/**
+ * The syncReplicas the workers use with --sync-replicas: every replica (the topology has
+ * two; docs/safety.md: with fewer, a spurious failover loses grants), WAIT under the
+ * lease's call bound.
+ */
+export const CHAOS_SYNC_REPLICAS = { min: 2, timeout: 200 } as const;

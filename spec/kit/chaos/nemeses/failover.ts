@@ -7,7 +7,8 @@
  *
  * Without syncReplicas a grant the dead primary had not yet passed on is lost with it,
  * and a second owner gets in: those overlaps are violations, on purpose (a failover
- * excuses nothing). With it (`{ min: 1 }`), none is expected.
+ * excuses nothing). With it (`min` every replica), none is expected: until the old
+ * primary is back in sync the new one lacks a replica, and grants and renewals fail.
  */
 import { rawCommand } from '../../servers';
 import { clusterFailover } from './cluster-failover';
