@@ -34,10 +34,10 @@ export async function nodeRedisClusterLocks(urls: string[]) {
 }
 
 // node-redis Sentinel: the primary of `name`, followed across failovers; syncReplicas
-// makes a lock survive one (WAIT for a replica after each grant and renewal).
+// makes a lock survive one (WAIT for every replica, here two, after each grant and renewal).
 export async function nodeRedisSentinelLocks(sentinels: { host: string; port: number }[], name: string) {
   const redis = await createSentinel({ name, sentinelRootNodes: sentinels }).on('error', console.error).connect();
-  const locks = new LockClient(redis, { syncReplicas: { min: 1, timeout: 500 } });
+  const locks = new LockClient(redis, { syncReplicas: { min: 2, timeout: 500 } });
   return { locks, close: async () => (await locks.close(), await redis.close()) };
 }
 

@@ -34,7 +34,7 @@ export const REPORT_MODES: readonly ReportMode[] = [
   { name: 'semaphore, one master', claim: 'safe; over the limit after an empty restart', flags: '--semaphore', opts: { mode: 'single', semaphore: true }, safe: true },
   { name: 'read-write lock, one master', claim: 'safe; two holders after an empty restart', flags: '--rw', opts: { mode: 'single', readWrite: true }, safe: true },
   { name: 'multi-lock, one master', claim: 'safe; two holders after an empty restart', flags: '--multi', opts: { mode: 'single', multi: true }, safe: true },
-  { name: 'Sentinel, syncReplicas', claim: 'safe', flags: '--sentinel --sync-replicas', opts: { mode: 'sentinel', syncReplicas: true }, safe: true },
+  { name: 'Sentinel, syncReplicas (min: both replicas)', claim: 'safe', flags: '--sentinel --sync-replicas', opts: { mode: 'sentinel', syncReplicas: true }, safe: true },
   { name: 'Sentinel, no syncReplicas', claim: 'unsafe: failover loses grants', flags: '--sentinel', opts: { mode: 'sentinel' }, safe: false },
   { name: 'one master, clock steps', claim: 'unsafe: leases end early', flags: '--clock', opts: { mode: 'single', clock: true }, safe: false },
 ];
