@@ -178,6 +178,34 @@ describe('fence resets and loop gaps, as a 2 min report run met them', () => {
     expect(checkHistory([first, again], [{ ...forced, how: 'manual' }], { lease: LEASE }).violations.map((v) => v.kind)).toContain('token');
   });
 
+  it('a first grant made by the old master after a forced failover began excuses the overlap and the equal token\'s late writes, once its holder is told', () => {
+    // FORCE began at 1 200; the old master still granted token 5 at 1 300 (beyond the slack), the new one minted 5 again at 2 000.
+    const forced: Fault = { kind: 'failover', master: 2, locks: ['main'], how: 'forced', begin: 1_200, end: 3_000 };
+    const first = hold({ token: 5, start: 1_300, end: 2_400, lease: 2_000, lostAt: 2_390, outcome: 'lost', writes: [1_300, 2_100] });
+    const again = hold({ token: 5, start: 2_000, end: 2_200, worker: 1, pid: 101, writes: [2_050] });
+    const r = checkHistory([first, again], [forced], { lease: LEASE });
+    expect(r.violations).toEqual([]);
+    expect(r.excused.failover).toBe(1);
+    expect(r.writes.acceptedLateAfterDataLoss).toBe(1);
+    // A planned failover loses nothing: the same history is an overlap and an accepted late write.
+    expect(checkHistory([first, again], [{ ...forced, how: 'manual' }], { lease: LEASE }).violations.map((v) => v.kind)).toEqual(expect.arrayContaining(['overlap', 'fencing']));
+  });
+
+  it('after an empty restart, a fixed lease whose release got no answer counts as told; one released without a word does not', () => {
+    const restart: Fault = { kind: 'restart', master: 0, begin: 1_200, end: 1_250 };
+    // Fixed lease from 1 000; Redis restarted empty at 1 200; b in at 1 400; a's release at 1 600 reached nothing.
+    const unanswered = hold({ token: 5, start: 1_000, end: 1_600, lease: 2_000, outcome: 'error', writes: [1_000] });
+    const b = hold({ token: 9, start: 1_400, end: 1_500, worker: 1, pid: 101 });
+    const r = checkHistory([unanswered, b], [restart], { lease: LEASE });
+    expect(r.violations).toEqual([]);
+    expect(r.excused.dataLoss).toBe(1);
+    const released = checkHistory([{ ...unanswered, outcome: 'released' }, b], [restart], { lease: LEASE });
+    expect(released.violations.map((v) => v.message)).toEqual([expect.stringMatching(/restarted empty meanwhile.*never learned/)]);
+    // A watchdog hold is renewed (and so told): an unanswered release does not excuse it.
+    const renewed = checkHistory([{ ...unanswered, lease: undefined }, b], [restart], { lease: LEASE });
+    expect(renewed.violations.map((v) => v.kind)).toEqual(['overlap']);
+  });
+
   it("a fixed lease whose deadline came while its process was stopped, though the pause was shorter than the lease, excuses the overlap once told", () => {
     // Read with a 2 000 ms lease at 1 000; stopped from 2 500 to 3 300 (its deadline, about 3 000, inside).
     const reader = hold({ token: 1, start: 1_000, end: 3_330, lease: 2_000, lostAt: 3_320, outcome: 'lost' });

@@ -13,13 +13,16 @@
  *    or the overlap is excused by a fault that no lock service on one Redis can mask:
  *    an empty restart of Redis (the key is gone: 'dataLoss') or a SIGSTOP of the
  *    holder's process longer than the lease ('pause'); an excused holder must still
- *    learn that it lost the lock (lostAt set), else it is a violation. Also excused:
+ *    learn that it lost the lock (lostAt set), else it is a violation (after a data
+ *    loss, a fixed lease whose release got no answer is as told as it can be: nothing
+ *    else asks Redis about it). Also excused:
  *    a holder whose process ran nothing (a loop gap its worker logged, longer than the
  *    library's allowance for late timers) from before the overlap began until it
  *    reported the loss: the machine starved it, a pause nobody injected. In Cluster mode
  *    a restarted node lost only the locks whose slots it serves (Fault.locks): it
  *    excuses nothing for the others; so does a failover whose old master was killed or overruled
- *    (its replica may lack the last grants: 'failover'), and a planned one excuses nothing;
+ *    (its replica may lack the last grants: 'failover'; anywhere within the fault, as the
+ *    old master takes grants until it hears of it), and a planned one excuses nothing;
  *  - fencing tokens strictly increase in start order; a reset is excused only by an
  *    empty restart (the `:fence` counter lived in memory) or a killed or forced failover
  *    (its replica's counter may lag), and is counted (read-write
@@ -236,8 +239,11 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
     // may have come from the old server (its reply in flight while the kill went out).
     const dataLostBetween = (from: number, to: number): boolean =>
       new Set(lockFaults.filter((f) => f.kind === 'restart' && f.begin > from - slack && f.begin <= to).map((f) => f.master ?? 0)).size >= quorumNeeded;
-    /** A Cluster failover of this lock's node that may have lost data (its old master killed or overruled), in (from, to]. */
-    const failedOverBetween = (from: number, to: number): boolean => lockFaults.some((f) => f.kind === 'failover' && f.begin > from - slack && f.begin <= to);
+    /**
+     * The holder learned of its loss, or could not have: killed, or a fixed lease (no
+     * renewal asks Redis) whose release got no answer (it was told the unlock failed).
+     */
+    const told = (a: Hold): boolean => a.lostAt !== undefined || a.killed === true || (a.lease !== undefined && a.outcome === 'error');
     report.sectionsChecked += list.length;
     report.byLock[lock] = list.length;
     report.multiSections += list.filter((h) => h.with).length;
@@ -256,14 +262,16 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
         }
         const what = `${a.id} [${a.start}, ${a.end}] token ${a.token} and ${b.id} [${b.start}, ${b.end}] token ${b.token} overlap by ${a.end! - b.start} ms`;
         if (dataLostBetween(a.start, b.start)) {
-          if (a.lostAt === undefined && !a.killed) {
+          if (!told(a)) {
             violations.push({ kind: 'overlap', lock, message: `${what}: Redis restarted empty meanwhile, but the first holder never learned it lost the lock` });
           } else report.excused.dataLoss++;
           excusedPairs.add(`${a.id}|${b.id}`);
           continue;
         }
-        if (failedOverBetween(a.start, b.start)) {
-          if (a.lostAt === undefined && !a.killed) {
+        // Within the failover, not only after its begin: the old master takes writes until
+        // it hears of it, so the first grant may come from it after the fault began.
+        if (failoverWithin(a.start, b.start)) {
+          if (!told(a)) {
             violations.push({ kind: 'overlap', lock, message: `${what}: the Cluster failed over meanwhile (its old master killed or overruled), but the first holder never learned it lost the lock` });
           } else report.excused.failover++;
           excusedPairs.add(`${a.id}|${b.id}`);
@@ -307,7 +315,7 @@ export function checkHistory(logged: readonly Hold[], faults: readonly Fault[], 
 
     violations.push(...readTokenViolations(lock, list, lossTimes, slack));
 
-    violations.push(...fencedStore(lock, exclusive, { lossTimes, slack, lease, excusedPairs, counts: report.writes }));
+    violations.push(...fencedStore(lock, exclusive, { lossTimes, failoverWithin, slack, lease, excusedPairs, counts: report.writes }));
   }
 
   // Paused holders; detection delay of losses.
