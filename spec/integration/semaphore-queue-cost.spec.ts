@@ -69,9 +69,17 @@ it('a refused attempt with no room reads neither the queue nor a ticket', async 
     await waitFor(async () => (await redis.llen('holdfast:{sem-full}:sem:queue')) === 1, { message: 'one waiter queued' });
     // Warm: the asker's scripts are loaded.
     expect(await asker.getSemaphore('sem-full', 2).tryAcquire()).toBeNull();
-    const before = await allCalls();
-    expect(await asker.getSemaphore('sem-full', 2).tryAcquire()).toBeNull();
-    const d = delta(before, await allCalls());
+    // The clients share one connection and the server counts everyone's commands: the
+    // waiter's retry after it subscribed can land in a window. Others' commands only add
+    // to the count, so the quietest of three windows is the attempt's own cost.
+    let d: Record<string, number> | undefined;
+    for (let i = 0; i < 3; i++) {
+      const before = await allCalls();
+      expect(await asker.getSemaphore('sem-full', 2).tryAcquire()).toBeNull();
+      const seen = delta(before, await allCalls());
+      if (!d || total(seen) < total(d)) d = seen;
+    }
+    d = d!;
     expect(d.lrange ?? 0).toBe(0);
     expect(d.hget ?? 0).toBe(0);
     // The script call and what it runs: the clock, the hash, the dead waiters and the first expiry.
