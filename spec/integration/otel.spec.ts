@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { context, metrics, trace, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Redis from 'ioredis';
 import { LockClient, LockTimeoutError, LockUnavailableError, type ClientOptions } from '../../lib';
 import { instrument } from '../../lib/otel';
@@ -24,8 +24,20 @@ class CollectingReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
 }
 
+/** Counts the wait spans begun: a wait has blocked once its span starts. */
+class StartedWaits implements SpanProcessor {
+  count = 0;
+  onStart(span: Span): void {
+    if (span.name === 'holdfast.wait') this.count += 1;
+  }
+  onEnd(): void {}
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
 interface Telemetry {
   reader: CollectingReader;
+  started: StartedWaits;
   meterProvider: MeterProvider;
   exporter: InMemorySpanExporter;
   tracerProvider: BasicTracerProvider;
@@ -102,11 +114,13 @@ afterAll(async () => {
 beforeEach(() => {
   const reader = new CollectingReader();
   const exporter = new InMemorySpanExporter();
+  const started = new StartedWaits();
   t = {
     reader,
+    started,
     meterProvider: new MeterProvider({ readers: [reader] }),
     exporter,
-    tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    tracerProvider: new BasicTracerProvider({ spanProcessors: [started, new SimpleSpanProcessor(exporter)] }),
   };
 });
 afterEach(async () => {
@@ -193,7 +207,9 @@ describe('a wait that blocked', () => {
     await expect(lock.run(async () => undefined, { waitTime: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     const controller = new AbortController();
     const aborted = lock.run(async () => undefined, { signal: controller.signal });
-    await blocked(lockName);
+    // Its own span begun (the channel's subscription may still be the earlier waits'):
+    // an abort before the wait blocks would end it without one.
+    await waitFor(() => t.started.count === 3, { message: 'the third wait blocked' });
     controller.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
     await held.release();
