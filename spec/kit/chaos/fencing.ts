@@ -57,7 +57,7 @@ export function fencedStore(
   opts: {
     lossTimes: readonly number[];
     /** A data-losing failover ran within (from - slack, to]: a counter increment in it may be lost, and a token minted again. */
-    failoverWithin?: (from: number, to: number) => boolean;
+    failoverWithin: (from: number, to: number) => boolean;
     slack: number;
     lease: number;
     excusedPairs: ReadonlySet<string>;
@@ -90,7 +90,7 @@ export function fencedStore(
     const successor = exclusive.find((o) => o !== h && o.start > h.start && o.writes.length > 0 && o.writes[0]! < w.at);
     if (successor) {
       if (!accepted) counts.rejectedLate++;
-      else if (lossBetween(h.start, w.at, lossTimes, 0) || failoverWithin?.(h.start, w.at)) counts.acceptedLateAfterDataLoss++;
+      else if (lossBetween(h.start, w.at, lossTimes, 0) || failoverWithin(h.start, w.at)) counts.acceptedLateAfterDataLoss++;
       else {
         violations.push({ kind: 'fencing', lock, message: `late write at ${w.at} by ${h.id} (token ${h.token}) was accepted although ${successor.id} (token ${successor.token}) began at ${successor.start}${excusedPairs.has(`${h.id}|${successor.id}`) ? ' (during an excused overlap)' : ''}` });
       }

@@ -129,7 +129,7 @@ export class ChaosServers {
     ];
     for (const [role, s] of named) {
       try {
-        fs.copyFileSync(path.join(s.dir, 'redis.log'), path.join(out, `${role}-${s.port}.log`));
+        fs.copyFileSync(s.logFile, path.join(out, `${role}-${s.port}.log`));
       } catch {
         // A server that never started has no log: nothing to keep.
       }

@@ -72,7 +72,7 @@ export class LocalRedisServer implements RedisServer {
   get dir(): string {
     return this.config.dir;
   }
-  private get logFile(): string {
+  get logFile(): string {
     return path.join(this.config.dir, 'redis.log');
   }
 

@@ -27,6 +27,8 @@ export interface RedisServer {
   readonly paused: boolean;
   /** Working directory (log file `redis.log`, nodes.conf for Cluster nodes). */
   readonly dir: string;
+  /** Its log: one history across restarts (a first start empties it). */
+  readonly logFile: string;
 }
 
 export interface ServerOptions {
