@@ -38,6 +38,8 @@ const HEARTBEAT = 4.25 * Q; // its deadline a quarter off, the queue's TTL (2x) 
 const WINDOW = 2.5 * Q;
 const RETENTION = 3_600_000;
 const STEPS = 170;
+/** The names' fencing counters at the start: 2^52, past the clock in µs until 2112. */
+const SEEDED = String(2 ** 52);
 
 const QUORUM_MARK = 'holdfast:met:mirror';
 
@@ -266,13 +268,14 @@ function run(seed: number): Promise<void> {
   const withTimes = (reply: unknown, times: number[]): unknown => (Array.isArray(reply) ? reply.map((x, i) => (times.includes(i) && typeof x === 'number' && x >= 0 ? new T(x) : x)) : reply);
 
   return (async () => {
-    // Counters seeded alike: a fresh counter starts from the clock in µs, which the two
-    // sides read at different µs.
+    // Counters seeded alike, and above the clock in µs, which the two sides read at
+    // different µs: the scripts then count tokens up by one on both. (The clock's part in
+    // a token is lock.spec's: 'mints above the clock...'.)
     const seeding = redis.multi().time();
-    for (const n of names) seeding.set(n.keys.fence, '1000', 'PX', RETENTION);
+    for (const n of names) seeding.set(n.keys.fence, SEEDED, 'PX', RETENTION);
     const [[, seededAt]] = (await seeding.exec()) as [[null, [string, string]]];
     serverMs = msOf(seededAt);
-    for (const n of names) memory.set(n.keys.fence, '1000', RETENTION);
+    for (const n of names) memory.set(n.keys.fence, SEEDED, RETENTION);
     const start = Date.now();
     let quantum = 0;
     const at = (q: number) => start + q * Q;

@@ -164,6 +164,55 @@ describe('one master', () => {
     await next.release();
   });
 
+  it('strictly increases tokens after a failover set the counter back, whichever script mints', async () => {
+    // A promoted replica that lacked the last increments (or a forced failover's old
+    // master that went on minting) holds the counter below tokens already handed out.
+    const locks = client();
+    const other = client();
+    const setBack = async (lockName: string) => {
+      const fences = await redis.keys(`*{${lockName}}*:fence`);
+      expect(fences).toHaveLength(1);
+      await redis.set(fences[0], '1', 'PX', 60_000);
+    };
+    const afterSetBack = async (lockName: string, take: () => Promise<Held>) => {
+      const first = await take();
+      await first.release();
+      await setBack(lockName);
+      const next = await take();
+      await next.release();
+      expect(next.token).toBeGreaterThan(first.token);
+    };
+    const lockName = name();
+    await afterSetBack(lockName, () => locks.getLock(lockName).acquire());
+    const fairName = name();
+    await afterSetBack(fairName, () => locks.getFairLock(fairName).acquire());
+    const rwName = name();
+    await afterSetBack(rwName, () => locks.getReadWriteLock(rwName).writeLock().acquire());
+    const multiName = name();
+    const multi = locks.getMultiLock([multiName, name()]);
+    const before = await multi.acquire();
+    await before.release();
+    await setBack(multiName);
+    const after = await multi.acquire();
+    await after.release();
+    expect(after.tokens[multiName]).toBeGreaterThan(before.tokens[multiName]!);
+
+    // A release's grant to the queue's head mints too (the lock's and the write side's).
+    for (const [granted, take] of [
+      [name(), (c: LockClient, n: string) => c.getLock(n)],
+      [name(), (c: LockClient, n: string) => c.getReadWriteLock(n).writeLock()],
+    ] as const) {
+      const holding = await take(locks, granted).acquire();
+      const waiting = take(other, granted).acquire({ waitTime: 10_000 });
+      await waitFor(async () => (await redis.exists(`${key(granted)}:queue`)) === 1, { timeout: 5_000, message: 'a waiter queued' });
+      await setBack(granted);
+      await holding.release();
+      const next = await waiting;
+      await next.release();
+      expect(next.token).toBeGreaterThan(holding.token);
+    }
+  });
+
   it('strictly increases tokens across an empty restart of the server (default retention)', async () => {
     const locks = client();
     const lockName = name();

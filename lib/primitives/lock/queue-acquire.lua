@@ -21,8 +21,8 @@ local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4]
   retention = tonumber(ARGV[6]) or RETENTION}
 local owner, lease, wait, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] or '', tonumber(ARGV[5]) or HEARTBEAT
 
--- Free, nobody queued and no ticket left (the uncontended call): taken, without reading
--- the clock. A ticket left (a grant's mark that outlived its grant) goes the long way,
+-- Free, nobody queued and no ticket left (the uncontended call): taken, without pruning
+-- the queue (only the mint reads the clock). A ticket left (a grant's mark that outlived its grant) goes the long way,
 -- which drops the owner's: a mark stands only for a level its grant gave.
 if redis.call('exists', q.lock, q.queue, q.tickets) == 0 then
   redis.call('hset', q.lock, owner, 1)

@@ -29,8 +29,8 @@ end
 if redis.call('exists', key) == 0 then
   redis.call('hset', key, owner, 1)
   redis.call('pexpire', key, lease)
-  -- Above every token minted for the name, whoever held the lock before (see mint).
-  return met({1, mint(fence, retention)})
+  -- Above every token minted for the name, whoever held the lock before (see mintCounted).
+  return met({1, mintCounted(fence, retention)})
 elseif redis.call('hexists', key, owner) == 1 then
   redis.call('hincrby', key, owner, 1)
   -- A reentry may extend the lease but never shortens what the outer hold was given.

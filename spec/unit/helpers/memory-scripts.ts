@@ -42,10 +42,21 @@ export function wakeOwner(r: MemoryRedis, channel: string, owner: string): numbe
 
 // ---- _mint.lua ---------------------------------------------------------------------
 
+/** The server's clock in µs (clockMicros); MemoryRedis keeps ms. */
+function clockMicros(r: MemoryRedis): number {
+  return r.time() * 1000;
+}
+
 export function mint(r: MemoryRedis, fence: string, retention: number): number {
+  const token = Math.max(Number(r.get(fence) ?? '0') + 1, clockMicros(r));
+  r.set(fence, token.toFixed(0), retention);
+  return token;
+}
+
+export function mintCounted(r: MemoryRedis, fence: string, retention: number): number {
   let token = r.incr(fence);
   if (token === 1) {
-    token = r.time() * 1000;
+    token = clockMicros(r);
     r.set(fence, String(token), retention);
   } else {
     r.pexpire(fence, retention);
@@ -231,7 +242,7 @@ export function acquire(r: MemoryRedis, key: string, fence: string, owner: strin
   if (r.exists(key) === 0) {
     r.hset(key, owner, 1);
     r.pexpire(key, lease);
-    return [1, mint(r, fence, retention)];
+    return [1, mintCounted(r, fence, retention)];
   }
   if (r.hexists(key, owner)) {
     r.hincrby(key, owner, 1);
