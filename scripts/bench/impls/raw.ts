@@ -43,7 +43,7 @@ export function openRaw(ports: number[]): Promise<Runner> {
 
 /** A floor's scripts and how its workers name their keys and owners, poll and report. */
 export interface EvalshaFloor {
-  /** acquire(KEYS: lock, fence; ARGV: owner, lease) -> {1, token} | {0, ...}. */
+  /** acquire(KEYS: lock, fence, the client's mark; ARGV: owner, lease) -> {1, token} | {0, ...}. */
   acquire: string;
   /** release(KEYS: lock; ARGV: owner) -> {2} when released. */
   release: string;
@@ -64,7 +64,10 @@ export async function openEvalshaFloor(ports: number[], floor: EvalshaFloor): Pr
       const key = `${floor.prefix}:{${name}}`;
       const fence = `${key}:fence`;
       const owner = `${floor.prefix}-${process.pid}-${++ownerSeq}`;
-      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 2, key, fence, owner, LEASE) as Promise<number[]>;
+      // The third key: the client's mark on the server that acquire.lua reads (a server the
+      // client has met, see that script); in the name's slot. A floor of its own ignores it.
+      const mark = `${key}:met`;
+      const acquireOn = (c: Redis) => c.evalsha(acquireSha, 3, key, fence, mark, owner, LEASE) as Promise<number[]>;
       const releaseOn = (c: Redis) => c.evalsha(releaseSha, 1, key, owner) as Promise<number[]>;
       return pollingWorker(conns, acquireOn, releaseOn, floor.label, floor.pollMs);
     },
