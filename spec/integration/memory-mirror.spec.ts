@@ -125,7 +125,9 @@ function normal(key: string, kind: Kind, value: unknown, pttl: number): unknown 
       return ticket ? [f, [ticket[1], ticket[2], time(ticket[3])]] : [f, x];
     });
   } else if (kind === 'zset') {
-    v = (value as [string, number | string][]).map(([m, score]) => [m, time(score)]);
+    // In member order: the scores are times, and two within DRIFT of each other may sort
+    // either way on the two sides.
+    v = (value as [string, number | string][]).map(([m, score]): [string, T] => [m, time(score)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
   return [key, kind, v, pttl < 0 ? pttl : time(pttl)];
 }
