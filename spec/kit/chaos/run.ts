@@ -35,6 +35,9 @@ import { ChaosServers } from './topology';
 import { judge, summarize } from './verdict';
 import { WorkerSlot } from './workers';
 
+/** How long the workers may take to start and answer, ms. */
+const WORKER_START_MS = 60_000;
+
 export type { ChaosOptions, ChaosResult } from './options';
 
 export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
@@ -83,7 +86,12 @@ export async function runChaos(opts: ChaosOptions = {}): Promise<ChaosResult> {
       );
     }
     for (const w of workers) w.spawn();
-    await withDeadline(Promise.all(workers.map((s) => s.ready)), 30_000, 'workers did not start');
+    // Each worker compiles its TypeScript (tsx) as it starts: on a fresh clone, next to
+    // other suites on two cores, that alone has taken tens of seconds.
+    await withDeadline(Promise.all(workers.map((s) => s.ready)), WORKER_START_MS, 'workers did not start').catch((e: Error) => {
+      const waiting = workers.filter((w) => w.clientId === undefined).map((w) => `worker ${w.index}: ${w.output.slice(-300) || 'no output'}`);
+      throw new Error(`${e.message} (${waiting.join('; ')})`);
+    });
     servers.connectAdmins();
     say(`${workers.length} workers x ${opts.tasks ?? 3} tasks running for ${Math.round(durationMs / 1000)} s`);
 
