@@ -272,7 +272,8 @@ function run(seed: number): Promise<void> {
   return (async () => {
     // Counters seeded alike, and above the clock in µs, which the two sides read at
     // different µs: the scripts then count tokens up by one on both. (The clock's part in
-    // a token is lock.spec's: 'mints above the clock...'.)
+    // a token is retention.spec's: 'strictly increases tokens after a failover set the
+    // counter back'.)
     const seeding = redis.multi().time();
     for (const n of names) seeding.set(n.keys.fence, SEEDED, 'PX', RETENTION);
     const [[, seededAt]] = (await seeding.exec()) as [[null, [string, string]]];
