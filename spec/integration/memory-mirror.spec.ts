@@ -1,6 +1,7 @@
 /**
  * The unit seam's memory scripts (spec/unit/helpers/memory-scripts.ts) against the real
- * Lua: the same seeded random sequence of operations - several owners of two clients,
+ * Lua: the same seeded random sequence of operations - several owners of three clients
+ * in two processes (barging is judged by process),
  * attempts with and without a wait, releases, leaves, heartbeats, time passing beyond
  * heartbeat leases, leases and the barging window - runs against the scripts on a real
  * redis-server and against the mirror over a MemoryRedis, and after every step the
@@ -170,7 +171,7 @@ function run(seed: number): Promise<void> {
     { keys: new NameKeys(`m${seed}-fair`, `holdfast:{m${seed}-fair}`), mode: 'queue', window: 0 },
     { keys: new NameKeys(`m${seed}-quorum`, `holdfast:{m${seed}-quorum}`), mode: 'quorum', window: 0 },
   ];
-  const owners = ['host:1:a:1', 'host:1:a:2', 'host:1:b:1', 'host:1:b:2'];
+  const owners = ['host:1:a:1', 'host:1:a:2', 'host:1:b:1', 'host:2:c:1'];
   /** Each owner's current wait id (a new wait takes the next). */
   const waits = new Map<string, number>(owners.map((o) => [o, 1]));
   let serverMs = 0;

@@ -41,7 +41,7 @@ const X = keys('x');
 /** A grant's message ('owner wait token'), as opposed to a wake-up (an owner id). */
 const isGrant = (_channel: string, message: string) => message.includes(' ');
 
-function client(id: string, options?: { queue?: boolean }): TestClient {
+function client(id: string, options?: { queue?: boolean; pid?: number }): TestClient {
   const c = new TestClient(redis, id, options);
   clients.push(c);
   return c;
@@ -596,6 +596,22 @@ describe('the barging window and the fair lock', () => {
     const again = a.acquire(a.lock, 'x', 3, { waitTime: 0 });
     await tick();
     expect(held(waiting).owner).toBe(a.owner(2));
+    expect(again.value).toBeNull();
+    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
+  });
+
+  it("within the head's window, a release grants the head when it waits in the releasing process (no barging within a process)", async () => {
+    // Two clients of one process: the window spares a wake-up of another process, and
+    // there is none to spare here.
+    const a = client('a', { pid: 7 });
+    const b = client('b', { pid: 7 });
+    const first = await take(a);
+    const waiting = b.acquire(b.lock, 'x', 1);
+    await tick(1);
+    a.release(first);
+    const again = a.acquire(a.lock, 'x', 2, { waitTime: 0 });
+    await tick();
+    expect(held(waiting).owner).toBe(b.owner(1));
     expect(again.value).toBeNull();
     expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
   });

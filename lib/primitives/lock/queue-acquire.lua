@@ -17,7 +17,7 @@
 -- a grant that comes in a message (engine/waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
 local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
-  window = tonumber(ARGV[4]) or 0, channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
+  window = windowOf(ARGV[4]), channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
   retention = tonumber(ARGV[6]) or RETENTION}
 local owner, lease, wait, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] or '', tonumber(ARGV[5]) or HEARTBEAT
 
@@ -53,9 +53,10 @@ local head = redis.call('lindex', q.queue, 0)
 if redis.call('exists', q.lock) == 0 then
   if not head or head == owner or bargeOpen(q, now, owner, head) then
     redis.call('hdel', q.tickets, owner)
-    if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now) end
     redis.call('hset', q.lock, owner, 1)
     redis.call('pexpire', q.lock, lease)
+    -- Taken before it leaves the queue: a new head finds the lock held, not free.
+    if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now, head, true) end
     return {1, mint(q.fence, q.retention)}
   end
   -- Free, and the head's window is over: the lock is the head's.

@@ -5,7 +5,7 @@
 -- ARGV[1] owner, ARGV[2] the wait's id, ARGV[3] barging window ms, ARGV[4] 'publish' or
 -- 'spublish'. The wake-up channel is KEYS[1]..':next'.
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
-  channel = KEYS[1] .. ':next', how = ARGV[4], window = tonumber(ARGV[3]) or 0}
+  channel = KEYS[1] .. ':next', how = ARGV[4], window = windowOf(ARGV[3])}
 local owner, wait = ARGV[1], ARGV[2]
 if grantMark(q, owner, wait) then
   redis.call('hdel', q.tickets, owner)

@@ -12,7 +12,7 @@
 -- grant} released and granted to the head (grant: its message).
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
   channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
-  window = tonumber(ARGV[3]) or 0}
+  window = windowOf(ARGV[3])}
 local owner = ARGV[1]
 local held = tonumber(redis.call('hget', q.lock, owner) or '0')
 if held == 0 then return {0} end

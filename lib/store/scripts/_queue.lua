@@ -11,15 +11,16 @@
 --              '#woken' while a release in the head's window has woken it.
 -- A release grants the free lock to the head in the same script (grantHead) and tells
 -- that owner alone, unless the head has headed the queue for less than the barging
--- window (q.window ms): then the lock is left free and whoever asks first takes it. The
--- first such release of a tenure wakes the head (it takes the lock if nobody came back
--- for it); refused, the head asks again when its window ends (its refusal says when),
--- and after that a release grants it. At most one wake-up per tenure: a client that
--- re-locks at once keeps going without a message per section. The server's clock is the
--- only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
+-- window (q.window ms) and waits in another process than the releasing owner: then the
+-- lock is left free and whoever asks first (from another process than the head's) takes
+-- it. The first such release of a tenure wakes the head (it takes the lock if nobody came
+-- back for it); refused, the head asks again when its window ends (its refusal says
+-- when), and after that a release grants it. At most one wake-up per tenure: a process
+-- that re-locks at once keeps going without a message per section. The server's clock is
+-- the only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
 -- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
--- The semaphore and the read-write lock wait on this queue too, with no window (nil):
--- no newcomer passes their head, so they keep no tenure ('#head', '#woken').
+-- Without a window (q.window nil: the fair lock, the semaphore, the read-write lock) no
+-- newcomer passes the head, so the queue keeps no tenure ('#head', '#woken').
 -- The semaphore's queue: _semaphore.lua.
 
 -- A waiter's heartbeat lease when the call leaves it off: the client's default
@@ -32,16 +33,24 @@ local function clock()
   return tonumber(t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 end
 
--- The head's tenure starts `now`. With the lock free, the head is woken to take it.
--- `head`: the queue's head when the caller has just read it.
-local function newHead(q, now, head)
+-- The barging window (ms) a script's argument asks for: nil for none (absent or 0).
+local function windowOf(arg)
+  local window = tonumber(arg) or 0
+  if window > 0 then return window end
+  return nil
+end
+
+-- The head's tenure starts `now` (a queue with a barging window). With the lock free,
+-- the head is woken to take it. `head`: the queue's head when the caller has just read
+-- it; `locked`: the caller has just given the lock to someone (no need to ask).
+local function newHead(q, now, head, locked)
   head = head or redis.call('lindex', q.queue, 0)
   if not head then return end
   if q.window then
     redis.call('hset', q.tickets, '#head', now)
     redis.call('hdel', q.tickets, '#woken')
   end
-  if q.lock and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
+  if q.lock and not locked and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
 -- Waiters whose heartbeat deadline passed (their process died) leave the queue. Returns
@@ -61,8 +70,9 @@ end
 
 -- `owner` leaves the queue (it holds the lock now, or gave up). The queue's keys go with
 -- its last waiter, but for grant marks in tickets, which stand while their owner holds.
-local function dequeue(q, owner, now)
-  local head = redis.call('lindex', q.queue, 0)
+-- `head`: the queue's head when the caller has just read it; `locked`: as in newHead.
+local function dequeue(q, owner, now, head, locked)
+  head = head or redis.call('lindex', q.queue, 0)
   if head == owner then redis.call('lpop', q.queue) else redis.call('lrem', q.queue, 0, owner) end
   redis.call('zrem', q.deadlines, owner)
   local next = redis.call('lindex', q.queue, 0)
@@ -70,7 +80,7 @@ local function dequeue(q, owner, now)
     redis.call('del', q.deadlines)
     if q.window then redis.call('hdel', q.tickets, '#head', '#woken') end
   elseif head == owner then
-    newHead(q, now, next)
+    newHead(q, now, next, locked)
   end
 end
 
@@ -79,23 +89,33 @@ local function clientOf(owner)
   return string.match(owner, '^(.*:)') or owner
 end
 
+-- The process part of an owner id (host:pid:).
+local function processOf(owner)
+  return string.match(owner, '^([^:]*:[^:]*:)') or owner
+end
+
 -- Whether `owner` may take the free lock ahead of the head: the head has headed the
--- queue for less than the window, and is not a wait of owner's own client (within a
--- client no call passes another: the release hands the lock over in its reply).
+-- queue for less than the window, and waits in another process. The window spares a
+-- wake-up of another process, which costs more than a section; handing the lock to a
+-- head in the owner's own process costs no more than keeping it, and keeps the order.
 local function bargeOpen(q, now, owner, head)
-  return q.window > 0 and clientOf(owner) ~= clientOf(head)
+  return q.window and processOf(owner) ~= processOf(head)
     and now - tonumber(redis.call('hget', q.tickets, '#head') or '0') < q.window
 end
 
 -- Ms until the head's window ends (0: it has ended, or there is none).
 local function windowLeft(q, now)
-  if q.window <= 0 then return 0 end
+  if not q.window then return 0 end
   return math.max(0, tonumber(redis.call('hget', q.tickets, '#head') or '0') + q.window - now)
 end
 
 -- `owner`, refused, joins the queue after `head` (nil: empty) or keeps its place, with
--- `ticket`; returns the head. The queue outlives its last heartbeat by at most two
--- heartbeat leases: no leak when every waiter dies.
+-- `ticket`; returns the head. The queue's keys live two heartbeat leases from the last
+-- attempt that found less than one and a half left: a waiter's next attempt comes
+-- within one lease, so they never expire under a live waiter, and they outlive the last
+-- heartbeat by at most two leases (no leak when every waiter dies). The queue and its
+-- deadlines are created, emptied and expired together, so one PTTL speaks for both; the
+-- tickets may live longer (a read-write or semaphore grant's mark keeps its lease).
 local function enqueue(q, owner, head, ticket, heartbeat, now)
   if not redis.call('zscore', q.deadlines, owner) then
     redis.call('rpush', q.queue, owner)
@@ -106,9 +126,11 @@ local function enqueue(q, owner, head, ticket, heartbeat, now)
   end
   redis.call('zadd', q.deadlines, now + heartbeat, owner)
   redis.call('hset', q.tickets, owner, ticket)
-  for _, k in ipairs({q.queue, q.deadlines, q.tickets}) do
-    if redis.call('pttl', k) < heartbeat * 2 then redis.call('pexpire', k, heartbeat * 2) end
+  if redis.call('pttl', q.deadlines) < heartbeat * 1.5 then
+    redis.call('pexpire', q.queue, heartbeat * 2)
+    redis.call('pexpire', q.deadlines, heartbeat * 2)
   end
+  if redis.call('pttl', q.tickets) < heartbeat * 1.5 then redis.call('pexpire', q.tickets, heartbeat * 2) end
   return head
 end
 
@@ -132,7 +154,7 @@ local function grantTo(q, head, now, give, ticket)
   end
   local token = give(tonumber(lease))
   redis.call('hset', q.tickets, head, 'g ' .. wait .. ' ' .. token)
-  dequeue(q, head, now)
+  dequeue(q, head, now, head, true)
   local message = head .. ' ' .. wait .. ' ' .. token
   notify(q.channel .. ':' .. clientOf(head), message, q.how)
   return message

@@ -52,7 +52,11 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
+/** The pid of the last TestClient given a process of its own. */
+let lastPid = 1000;
+
 export class TestClient {
+  readonly pid: number;
   readonly store: MemoryStore;
   readonly engine: Engine;
   readonly emitter = new EventEmitter<ClientEvents>();
@@ -64,10 +68,12 @@ export class TestClient {
 
   constructor(
     redis: MemoryRedis,
-    /** Its part of owner ids: owners `host:1:<id>:<n>`, so its channel `<key>:next:host:1:<id>:`. */
+    /** Its part of owner ids: owners `host:<pid>:<id>:<n>`, so its channel `<key>:next:host:<pid>:<id>:`. */
     readonly id: string,
-    options: { queue?: boolean } = {},
+    /** pid: the process it stands for (barging is judged by process); absent, a process of its own. */
+    options: { queue?: boolean; pid?: number } = {},
   ) {
+    this.pid = options.pid ?? ++lastPid;
     this.store = new MemoryStore(redis, options);
     const timeoutFor = (lease: number) => Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
     const events = new EventHub(this.emitter);
@@ -80,7 +86,7 @@ export class TestClient {
   }
 
   owner(n: number | string): string {
-    return `host:1:${this.id}:${n}`;
+    return `host:${this.pid}:${this.id}:${n}`;
   }
 
   /** Engine.acquire of `owner` (a number: this client's owner n) on `name`, tracked. */

@@ -40,6 +40,12 @@ export function wakeOwner(r: MemoryRedis, channel: string, owner: string): numbe
   return notify(r, `${channel}:${clientPart(owner)}`, owner);
 }
 
+/** The process part of an owner id, host:pid: (string.match(owner, '^([^:]*:[^:]*:)')), by which barging is judged. */
+export function processPart(owner: string): string {
+  const match = /^([^:]*:[^:]*:)/.exec(owner);
+  return match ? match[1] : owner;
+}
+
 // ---- _mint.lua ---------------------------------------------------------------------
 
 /** The server's clock in µs (clockMicros); MemoryRedis keeps ms. */
@@ -66,12 +72,14 @@ export function mintCounted(r: MemoryRedis, fence: string, retention: number): n
 
 // ---- _queue.lua --------------------------------------------------------------------
 
-function newHead(r: MemoryRedis, q: QueueContext, now: number, known?: string): void {
+function newHead(r: MemoryRedis, q: QueueContext, now: number, known?: string, locked = false): void {
   const head = known ?? r.lindex0(q.queue);
   if (head === undefined) return;
-  r.hset(q.tickets, '#head', now);
-  r.hdel(q.tickets, '#woken');
-  if (r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
+  if (q.window > 0) {
+    r.hset(q.tickets, '#head', now);
+    r.hdel(q.tickets, '#woken');
+  }
+  if (!locked && r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
 }
 
 function prune(r: MemoryRedis, q: QueueContext, now: number): void {
@@ -86,23 +94,25 @@ function prune(r: MemoryRedis, q: QueueContext, now: number): void {
   if (r.lindex0(q.queue) !== head) newHead(r, q, now);
 }
 
-function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number): void {
-  const head = r.lindex0(q.queue);
+function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number, known?: string, locked = false): void {
+  const head = known ?? r.lindex0(q.queue);
   // LPOP for the head, LREM otherwise: an owner is queued once, so both remove it alike.
   r.lrem(q.queue, owner);
   r.zrem(q.deadlines, owner);
   const next = r.lindex0(q.queue);
   if (next === undefined) {
     r.del(q.deadlines);
-    r.hdel(q.tickets, '#head');
-    r.hdel(q.tickets, '#woken');
+    if (q.window > 0) {
+      r.hdel(q.tickets, '#head');
+      r.hdel(q.tickets, '#woken');
+    }
   } else if (head === owner) {
-    newHead(r, q, now, next);
+    newHead(r, q, now, next, locked);
   }
 }
 
 function bargeOpen(r: MemoryRedis, q: QueueContext, now: number, owner: string, head: string): boolean {
-  return q.window > 0 && clientPart(owner) !== clientPart(head) && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
+  return q.window > 0 && processPart(owner) !== processPart(head) && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
 }
 
 function windowLeft(r: MemoryRedis, q: QueueContext, now: number): number {
@@ -122,7 +132,7 @@ function grantHead(r: MemoryRedis, q: QueueContext, head: string, now: number, a
   r.pexpire(q.lock, lease);
   const token = mint(r, q.fence, q.retention).toFixed(0);
   r.hset(q.tickets, head, `g ${wait} ${token}`);
-  dequeue(r, q, head, now);
+  dequeue(r, q, head, now, head, true);
   const message = `${head} ${wait} ${token}`;
   notify(r, `${q.channel}:${clientPart(head)}`, message);
   return message;
@@ -158,9 +168,9 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
   if (r.exists(q.lock) === 0) {
     if (head === undefined || head === owner || bargeOpen(r, q, now, owner, head)) {
       r.hdel(q.tickets, owner);
-      if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, now);
       r.hset(q.lock, owner, 1);
       r.pexpire(q.lock, lease);
+      if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, now, head, true);
       return [1, mint(r, q.fence, q.retention)];
     }
     grantHead(r, q, head, now, grants);
@@ -171,12 +181,16 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
       r.rpush(q.queue, owner);
       if (head === undefined) {
         head = owner;
-        r.hset(q.tickets, '#head', now);
+        if (q.window > 0) r.hset(q.tickets, '#head', now);
       }
     }
     r.zadd(q.deadlines, now + heartbeat, owner);
     r.hset(q.tickets, owner, `${wait} ${lease} ${now}`);
-    for (const k of [q.queue, q.deadlines, q.tickets]) if (r.pttl(k) < heartbeat * 2) r.pexpire(k, heartbeat * 2);
+    if (r.pttl(q.deadlines) < heartbeat * 1.5) {
+      r.pexpire(q.queue, heartbeat * 2);
+      r.pexpire(q.deadlines, heartbeat * 2);
+    }
+    if (r.pttl(q.tickets) < heartbeat * 1.5) r.pexpire(q.tickets, heartbeat * 2);
   }
   const isHead = head === owner;
   return [0, r.pttl(q.lock), isHead ? 1 : 0, Number(r.get(q.fence) ?? '0'), isHead ? windowLeft(r, q, now) : 0];
