@@ -4,9 +4,11 @@ import type { Queue } from './queue.js';
 
 /**
  * How long a new head of the lock's queue may be passed over by whoever asks first for
- * the free lock (scripts/_queue.lua): a client that takes the lock again at once keeps
- * going for that long without a wake-up of another process, which costs more than a
- * section; after it, a release grants the head. The fair lock's window is 0.
+ * the free lock from another process than the head's (scripts/_queue.lua): a process
+ * that takes the lock again at once keeps going for that long without a wake-up of
+ * another process, which costs more than a section; after it, a release grants the
+ * head. A head in the releaser's own process is granted at once. The fair lock's window
+ * is 0.
  */
 export const BARGING_WINDOW = 5;
 
