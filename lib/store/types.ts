@@ -40,7 +40,7 @@ export type ReleaseResult =
    * granted: the grants the release made to waiters at the queue's head; their messages, 'owner wait token'.
    * brokeAt: see ReleaseReply (a resend's "not held" after a reconnect).
    */
-  | { kind: 'released'; receivers: number; granted?: readonly string[]; brokeAt?: number };
+  | { kind: 'released'; granted?: readonly string[]; brokeAt?: number };
 
 /**
  * How the watchdog renews a primitive's holds: one script call renews a batch of one

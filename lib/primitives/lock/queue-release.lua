@@ -8,8 +8,8 @@
 -- (absent: 0), ARGV[4] key retention ms (absent: RETENTION), ARGV[5] 'spublish' to
 -- publish sharded (absent or 'publish'), ARGV[6] '0' to wake the head rather than grant
 -- it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
--- Returns {0} not held, {1, count} still held, {2, waiters} released, {2, waiters,
--- grant} released and granted to the head (grant: its message).
+-- Returns {0} not held, {1, count} still held, {2} released, {2, grant} released and
+-- granted to the head (grant: its message).
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
   channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
   window = windowOf(ARGV[3])}
@@ -26,10 +26,10 @@ redis.call('del', q.lock)
 -- Nobody queued (the uncontended release stops here): the tickets can hold only this
 -- owner's mark (a grant it took up).
 local queued = redis.call('exists', q.queue, q.tickets)
-if queued == 0 then return {2, 0} end
+if queued == 0 then return {2} end
 if queued == 1 and redis.call('exists', q.queue) == 0 then
   redis.call('del', q.tickets)
-  return {2, 0}
+  return {2}
 end
 redis.call('hdel', q.tickets, owner)
 local now = clock()
@@ -37,12 +37,11 @@ prune(q, now)
 local head = redis.call('lindex', q.queue, 0)
 if not head then
   redis.call('del', q.queue, q.deadlines, q.tickets)
-  return {2, 0}
+  return {2}
 end
 if bargeOpen(q, now, owner, head) then
   -- The lock stays free for whoever asks first; the head hears of it once per tenure.
   if redis.call('hsetnx', q.tickets, '#woken', 1) == 1 then wakeOwner(q.channel, head, q.how) end
-  return {2, redis.call('llen', q.queue)}
+  return {2}
 end
-local grant = grantHead(q, head, now, ARGV[6] ~= '0')
-return {2, redis.call('llen', q.queue), grant}
+return {2, grantHead(q, head, now, ARGV[6] ~= '0')}

@@ -142,5 +142,5 @@ export class MasterQueue implements Queue {
 
 /** multi-take.lua took nothing (details of a refusal are not needed: the names are then taken one at a time). */
 const REFUSED: AcquireReply = Object.freeze({ granted: false, pttl: -1, counter: 0, head: false, windowLeft: 0 });
-const RELEASED: ReleaseReply = Object.freeze({ kind: 'released', receivers: 0 });
+const RELEASED: ReleaseReply = Object.freeze({ kind: 'released' });
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });

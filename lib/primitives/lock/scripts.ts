@@ -32,7 +32,7 @@ export function queueAcquireArgs(owner: string, lease: number, wait: string, win
 /** queue-release.lua: KEYS lock, queue, deadlines, fence, tickets; ARGV from queueReleaseArgs(). */
 export const queueRelease = new Script<(string | number)[], ReleaseReply>('queue-release', sources.queueRelease, (raw) => {
   const r = raw as unknown[];
-  return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r[2] === undefined || r[2] === null ? undefined : [String(r[2])] } : decode(raw);
+  return r[0] === 2 && r[1] !== undefined && r[1] !== null ? { kind: 'released', granted: [String(r[1])] } : decode(raw);
 });
 
 /** queue-release.lua's ARGV with trailing defaults left off (see queueAcquireArgs). */

@@ -6,8 +6,8 @@
 -- ARGV[1] owner, ARGV[2] 'r' or 'w', ARGV[3] levels the client holds before this
 -- release (1 for the last), ARGV[4] read channel, ARGV[5] write channel,
 -- ARGV[6] 'publish' or 'spublish', ARGV[7] key retention ms.
--- Returns {0} not held, {1, count} still held, {2, waiters, grant...} released (waiters:
--- left in the queue; grant: each grant's message).
+-- Returns {0} not held, {1, count} still held, {2, grant...} released (grant: each
+-- grant's message).
 local q = {W = KEYS[1], R = KEYS[2], E = KEYS[3], fence = KEYS[4], queue = KEYS[5], deadlines = KEYS[6], tickets = KEYS[7],
   rch = ARGV[4], wch = ARGV[5], how = ARGV[6], retention = tonumber(ARGV[7])}
 local owner, mode = ARGV[1], ARGV[2]
@@ -26,7 +26,7 @@ elseif held > 1 then
 else
   rwDrop(q, mode, owner, now)
   local grants = rwGrant(q, now)
-  return {2, redis.call('llen', q.queue), unpack(grants)}
+  return {2, unpack(grants)}
 end
 if dropped then rwGrant(q, now) end
 return result

@@ -28,7 +28,7 @@ export const release = new Script<[owner: string, side: Side, held: number, read
   sources.rwRelease,
   (raw) => {
     const r = raw as unknown[];
-    return r[0] === 2 ? { kind: 'released', receivers: Number(r[1] ?? 0), granted: r.slice(2).map(String) } : decodeRelease(raw);
+    return r[0] === 2 ? { kind: 'released', granted: r.slice(1).map(String) } : decodeRelease(raw);
   },
 );
 

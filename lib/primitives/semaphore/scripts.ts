@@ -27,8 +27,7 @@ export const semAcquire = new Script<
 /** sem-release.lua: KEYS sem, expiry, queue, deadlines, tickets; ARGV id, levels held before the call, channel, publish verb. */
 export const semRelease = new Script<[id: string, held: number, channel: string, publish: PublishVerb], ReleaseReply>('sem-release', sources.semRelease, (raw) => {
   const r = raw as unknown[];
-  // receivers: not counted (nothing reads it for a semaphore; an LLEN per release).
-  return r[0] === 2 ? { kind: 'released', receivers: 0, granted: r.slice(1).map(String) } : decode(raw);
+  return r[0] === 2 ? { kind: 'released', granted: r.slice(1).map(String) } : decode(raw);
 });
 
 /** sem-leave.lua: KEYS sem, expiry, queue, deadlines, tickets; ARGV id, wait id, channel, publish verb. */

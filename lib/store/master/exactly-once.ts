@@ -63,7 +63,7 @@ export type GiveBack<K extends LockKeys = LockKeys> = (keys: K, owner: string, t
  *    too many, freeing the lock under its new holder.
  */
 /** A last release answered "not held" after a reconnect (rule 5). */
-const resent = (brokeAt: number | undefined): ReleaseReply => (brokeAt === undefined ? { kind: 'released', receivers: 0 } : { kind: 'released', receivers: 0, brokeAt });
+const resent = (brokeAt: number | undefined): ReleaseReply => (brokeAt === undefined ? { kind: 'released' } : { kind: 'released', brokeAt });
 
 export class ExactlyOnce<K extends LockKeys = LockKeys> {
   /**

@@ -121,7 +121,7 @@ export class QuorumStore implements Store {
       else if (r.value.kind === 'notHeld') notHeld += 1;
     }
     if (count > 0) return { kind: 'decremented', count };
-    if (released > 0) return { kind: 'released', receivers: 0 };
+    if (released > 0) return { kind: 'released' };
     if (notHeld > 0) return { kind: 'notHeld' };
     // No success at all: untilAgreed resolved only once every master had answered.
     throw new QuorumError(k.name, 'release', this.quorum, errorVotes(replies as Reply<ReleaseResult>[]));

@@ -4,7 +4,7 @@
 -- KEYS[1] lock hash. ARGV[1] owner, ARGV[2] levels the client holds before this release
 -- (absent: 1, the last), ARGV[3] 'spublish' to publish sharded (absent or 'publish').
 -- The lock's channel is KEYS[1]..':ch' (LockKeys.channel).
--- Returns {0} not held, {1, count} still held, {2, receivers} released.
+-- Returns {0} not held, {1, count} still held, {2} released.
 local key, owner = KEYS[1], ARGV[1]
 local held = tonumber(redis.call('hget', key, owner) or '0')
 if held == 0 then return {0} end
@@ -14,4 +14,5 @@ if held == 0 then return {0} end
 if held < (tonumber(ARGV[2]) or 1) then return {1, held} end
 if held > 1 then return {1, redis.call('hincrby', key, owner, -1)} end
 redis.call('del', key)
-return {2, notify(key .. ':ch', 'released', ARGV[3])}
+notify(key .. ':ch', 'released', ARGV[3])
+return {2}

@@ -7,7 +7,6 @@ export type ReleaseReply =
   | { kind: 'notHeld' }
   | { kind: 'decremented'; count: number }
   /**
-   * receivers: of the 'released' message (quorum); waiters left in the queue (queue).
    * granted: the messages of the grants the release made to waiters at the head of the
    * queue ('owner wait token'): the lock's head, or the semaphore's waiters that fit.
    * brokeAt: not a reply of the script's but ExactlyOnce's reading of one (rule 5): a
@@ -15,11 +14,12 @@ export type ReleaseReply =
    * broke at this monotonic time. A hold Redis has not confirmed since then may have been
    * lost at that break (a restart that emptied Redis) rather than released by a first run.
    */
-  | { kind: 'released'; receivers: number; granted?: readonly string[]; brokeAt?: number };
+  | { kind: 'released'; granted?: readonly string[]; brokeAt?: number };
 
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });
+const RELEASED: ReleaseReply = Object.freeze({ kind: 'released' });
 
-/** Decodes a release reply: {0} not held, {1, count} still held, {2, receivers} released. */
+/** Decodes a release reply: {0} not held, {1, count} still held, {2} released. */
 export const decode = (raw: unknown): ReleaseReply => {
   // Indexed in place (Redis sends integers): no array copied per call on the hot path.
   const r = raw as number[];
@@ -29,7 +29,7 @@ export const decode = (raw: unknown): ReleaseReply => {
     case 1:
       return { kind: 'decremented', count: Number(r[1]) };
     default:
-      return { kind: 'released', receivers: Number(r[1] ?? 0) };
+      return RELEASED;
   }
 };
 

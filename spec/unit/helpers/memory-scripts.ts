@@ -198,7 +198,7 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
 
 // ---- queue-release.lua -------------------------------------------------------------
 
-/** [0] not held, [1, count] still held, [2, waiters] released, [2, waiters, grant] released and granted. */
+/** [0] not held, [1, count] still held, [2] released, [2, grant] released and granted. */
 export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, held: number, grants: boolean): (number | string)[] {
   const levels = Number(r.hget(q.lock, owner) ?? '0');
   if (levels === 0) return [0];
@@ -208,7 +208,7 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
   r.del(q.lock);
   if (r.exists(q.queue) === 0) {
     r.del(q.tickets);
-    return [2, 0];
+    return [2];
   }
   r.hdel(q.tickets, owner);
   const now = r.time();
@@ -216,7 +216,7 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
   const head = r.lindex0(q.queue);
   if (head === undefined) {
     r.del(q.queue, q.deadlines, q.tickets);
-    return [2, 0];
+    return [2];
   }
   if (bargeOpen(r, q, now, owner, head)) {
     // The lock stays free for whoever asks first; the head hears of it once per tenure.
@@ -224,10 +224,10 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
       r.hset(q.tickets, '#woken', 1);
       wakeOwner(r, q.channel, head);
     }
-    return [2, r.llen(q.queue)];
+    return [2];
   }
   const grant = grantHead(r, q, head, now, grants);
-  return grant === undefined ? [2, r.llen(q.queue)] : [2, r.llen(q.queue), grant];
+  return grant === undefined ? [2] : [2, grant];
 }
 
 // ---- queue-leave.lua ---------------------------------------------------------------
@@ -267,14 +267,15 @@ export function acquire(r: MemoryRedis, key: string, fence: string, owner: strin
   return [0, r.pttl(key), Number(r.get(fence) ?? '0')];
 }
 
-/** {0} not held, {1, count} still held, {2, receivers} released ('released' on key:ch). */
+/** {0} not held, {1, count} still held, {2} released ('released' on key:ch). */
 export function release(r: MemoryRedis, key: string, owner: string, held: number): number[] {
   const levels = Number(r.hget(key, owner) ?? '0');
   if (levels === 0) return [0];
   if (levels < held) return [1, levels];
   if (levels > 1) return [1, r.hincrby(key, owner, -1)];
   r.del(key);
-  return [2, notify(r, `${key}:ch`, 'released')];
+  notify(r, `${key}:ch`, 'released');
+  return [2];
 }
 
 // ---- renew.lua, force-unlock.lua ---------------------------------------------------

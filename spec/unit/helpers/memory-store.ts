@@ -294,5 +294,5 @@ function acquireResult(raw: number[], sentAt: number, lease: number): AcquireRes
 function releaseResult(raw: (number | string)[]): ReleaseResult {
   if (raw[0] === 0) return { kind: 'notHeld' };
   if (raw[0] === 1) return { kind: 'decremented', count: Number(raw[1]) };
-  return raw[2] === undefined ? { kind: 'released', receivers: Number(raw[1]) } : { kind: 'released', receivers: Number(raw[1]), granted: [String(raw[2])] };
+  return raw[1] === undefined ? { kind: 'released' } : { kind: 'released', granted: [String(raw[1])] };
 }
