@@ -105,7 +105,7 @@ export interface Store {
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
   pttl(keys: LockKeys, timeout: number): Promise<number>;
-  /** Who holds the lock, its TTL, last token and fair queue length (a majority's view in quorum mode). */
+  /** Who holds the lock hash, its TTL, last token and the length of the queue on it (a majority's view in quorum mode). */
   inspect(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * Subscribe `listener` to a channel on every master; resolves once subscribed (or given

@@ -58,6 +58,7 @@ function side(rw: MasterReadWrite, keys: ReadWriteKeys, heartbeat: number): Read
     leave: (_keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
     forceUnlock: (_keys, timeout) => rw.forceUnlock(keys, timeout),
     requestRelease: (_keys, timeout) => rw.requestRelease(keys, timeout),
+    inspect: (_keys, timeout) => rw.inspect(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
   return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.readRenewal(keys) } : primitive };

@@ -1,9 +1,10 @@
 import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 import type { MasterPort } from '../../store/master/port.js';
 import { granted } from '../../store/scripts/acquire.js';
+import { inspect } from '../../store/scripts/maintain.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import * as rw from './scripts.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewScript } from '../../store/types.js';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
@@ -86,6 +87,11 @@ export class MasterReadWrite {
   /** Tells every holder of the side to let go (the readers whose lease is live); changes nothing. The owners asked. */
   requestRelease(k: ReadWriteKeys, timeout: number): Promise<string[]> {
     return withTimeout(rw.requestRelease.run(this.master.connection, [k.write, k.read, k.readers], [k.side, HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
+  }
+
+  /** The side's holders, and the waiters of both sides (their queue is not on the side's hash). */
+  inspect(k: ReadWriteKeys, timeout: number): Promise<LockState> {
+    return withTimeout(inspect.run(this.master.connection, [k.key, k.fence, k.queue], []), timeout, 'inspect', k.name);
   }
 
   /**
