@@ -3,7 +3,10 @@ import type { Script } from './scripts/script.js';
 
 export type { LockState };
 
-/** The Redis names of one lock: all share the `{name}` hash tag, so one cluster slot. */
+/**
+ * The Redis names of one lock that the Store and the engine use: all share the `{name}`
+ * hash tag, so one cluster slot. A primitive derives its other keys (a queue's: queueKeys).
+ */
 export interface LockKeys {
   readonly name: string;
   readonly key: string;
@@ -16,12 +19,8 @@ export interface LockKeys {
   readonly fence: string;
   /** Quorum mode: where a release says 'released' to every waiting client. */
   readonly channel: string;
-  /** The queue of waiting owners, their heartbeat deadlines, and the channel (one per client under it) naming the next one. */
-  readonly queue: string;
-  readonly deadlines: string;
+  /** The channel (one per client under it) on which a queue's release names the next owner. */
   readonly fairChannel: string;
-  /** Each waiting owner's ticket, or the grant a release made it, and the head's tenure (scripts/_queue.lua). */
-  readonly tickets: string;
 }
 
 export type Granted = { granted: true; token: number; validUntil: number };

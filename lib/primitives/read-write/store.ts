@@ -3,6 +3,7 @@ import type { MasterPort } from '../../store/master/port.js';
 import { granted } from '../../store/scripts/acquire.js';
 import { inspect } from '../../store/scripts/maintain.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
+import type { QueueKeys } from '../../store/name-keys.js';
 import * as rw from './scripts.js';
 import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
@@ -12,9 +13,9 @@ const now = () => performance.now();
 /**
  * The names of a read-write lock, all under its `{name}` hash tag. Both sides' keys
  * carry all of them; `key` is the side's own hash (`write`, or `read`), `fairChannel`
- * its waiters' channel, `queue`/`deadlines` the waiters of both sides.
+ * its waiters' channel, the QueueKeys (the write hash's) the waiters of both sides.
  */
-export interface ReadWriteKeys extends LockKeys {
+export interface ReadWriteKeys extends LockKeys, QueueKeys {
   /** Which side: 'r' the read holds, 'w' the write hold. */
   readonly side: 'r' | 'w';
   /** The write hold: hash owner -> levels (a lock's layout). */

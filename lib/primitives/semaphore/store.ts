@@ -3,6 +3,7 @@ import { final } from '../../errors/final.js';
 import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { heldUntil } from '../../store/lease-margin.js';
+import { queueKeys } from '../../store/name-keys.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import { semAcquire, semAvailable, semForceRelease, semInspect, semLeave, semRelease, semRenew, semRequestRelease, type SemAcquireReply } from './scripts.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript } from '../../store/types.js';
@@ -12,7 +13,10 @@ import type { MasterPort } from '../../store/master/port.js';
 const now = () => performance.now();
 
 /** The keys every semaphore script takes (sem, expiry, and the queue's of _semaphore.lua): one `{name}` hash tag, one slot. */
-const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines, k.tickets];
+function semKeys({ key }: LockKeys): string[] {
+  const q = queueKeys(key);
+  return [key, `${key}:expiry`, q.queue, q.deadlines, q.tickets];
+}
 
 /** What MasterSemaphore.inspect reads: the limit Redis keeps (null: none), the waiters, each live acquisition's permits. */
 export interface SemaphoreState {
@@ -106,7 +110,7 @@ export class MasterSemaphore {
 
   /** The limit Redis keeps, the waiters and the live permits, whatever the caller's limit. */
   inspect(k: LockKeys, timeout: number): Promise<SemaphoreState> {
-    return withTimeout(semInspect.run(this.master.connection, [k.key, `${k.key}:expiry`, k.queue], []), timeout, 'inspect', k.name);
+    return withTimeout(semInspect.run(this.master.connection, semKeys(k).slice(0, 3), []), timeout, 'inspect', k.name);
   }
 
   /** Runs an acquire once (rules 2-4 above). */
