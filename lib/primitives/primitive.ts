@@ -19,7 +19,7 @@ export interface Topology {
  * - 'queue': in a queue in Redis. An attempt made with a wait id joins it (or moves the
  *   waiter's heartbeat deadline), leave() leaves it. A release grants the head (message
  *   'owner wait token') or wakes it (its owner id) on the client's channel under
- *   keys.fairChannel; '*' there wakes every waiter of the key, who ask again in queue order.
+ *   keys.wakeChannel; '*' there wakes every waiter of the key, who ask again in queue order.
  * - 'client': in their own client (quorum mode: no queue spans independent masters). A
  *   release says 'released' on keys.channel; this client's waiters of the key then ask
  *   again one at a time, oldest first.

@@ -11,7 +11,7 @@ export class NameKeys implements LockKeys {
   readonly id: string;
   private fenceKey: string | undefined;
   private channelKey: string | undefined;
-  private fairChannelKey: string | undefined;
+  private wakeChannelKey: string | undefined;
 
   constructor(
     readonly name: string,
@@ -28,8 +28,8 @@ export class NameKeys implements LockKeys {
     return (this.channelKey ??= `${this.key}:ch`);
   }
 
-  get fairChannel(): string {
-    return (this.fairChannelKey ??= `${this.key}:next`);
+  get wakeChannel(): string {
+    return (this.wakeChannelKey ??= `${this.key}:next`);
   }
 }
 

@@ -17,10 +17,10 @@ export interface LockKeys {
    */
   readonly id: string;
   readonly fence: string;
-  /** Quorum mode: where a release says 'released' to every waiting client. */
+  /** Waits 'client' (quorum mode): where a release says 'released' to every waiting client. */
   readonly channel: string;
-  /** The channel (one per client under it) on which a queue's release names the next owner. */
-  readonly fairChannel: string;
+  /** Waits 'queue' (WaitStyle): a queue's release grants and wakes on `<wakeChannel>:<host:pid:client:>` (each client's own), '*' on this one. */
+  readonly wakeChannel: string;
 }
 
 export type Granted = { granted: true; token: number; validUntil: number };

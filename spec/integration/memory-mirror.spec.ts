@@ -162,7 +162,7 @@ interface Op {
 
 function context(n: Name): mirror.QueueContext {
   const k = n.keys;
-  return { lock: k.key, fence: k.fence, ...n.q, channel: k.fairChannel, window: n.window, retention: RETENTION };
+  return { lock: k.key, fence: k.fence, ...n.q, channel: k.wakeChannel, window: n.window, retention: RETENTION };
 }
 
 function name(lockName: string, mode: Name['mode'], window: number): Name {

@@ -45,8 +45,8 @@ function sides(rw: MasterReadWrite, lock: LockKeys, heartbeat: number): { read: 
   // The lock's keys read one by one: `lock` derives them on demand (NameKeys), so a spread would miss them.
   // Both sides wait on the write hash's queue.
   const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, ...queueKeys(base), ...names };
-  const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, fairChannel: names.readChannel };
-  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: writeHoldId(base), fairChannel: names.writeChannel };
+  const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, wakeChannel: names.readChannel };
+  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: writeHoldId(base), wakeChannel: names.writeChannel };
   return { read: side(rw, read, heartbeat), write: side(rw, write, heartbeat) };
 }
 

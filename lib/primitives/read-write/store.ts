@@ -12,7 +12,7 @@ const now = () => performance.now();
 
 /**
  * The names of a read-write lock, all under its `{name}` hash tag. Both sides' keys
- * carry all of them; `key` is the side's own hash (`write`, or `read`), `fairChannel`
+ * carry all of them; `key` is the side's own hash (`write`, or `read`), `wakeChannel`
  * its waiters' channel, the QueueKeys (the write hash's) the waiters of both sides.
  */
 export interface ReadWriteKeys extends LockKeys, QueueKeys {

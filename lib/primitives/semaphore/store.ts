@@ -69,7 +69,7 @@ export class MasterSemaphore {
     const earlier = this.once.settled(k, id, timeout);
     const left = earlier ? await earlier : timeout;
     const sentAt = now();
-    const call = semAcquire.run(this.master.connection, semKeys(k), [id, permits, limit, lease, heartbeat, wait ?? '', k.fairChannel, this.master.publish]);
+    const call = semAcquire.run(this.master.connection, semKeys(k), [id, permits, limit, lease, heartbeat, wait ?? '', k.wakeChannel, this.master.publish]);
     const reply = await this.grant(k, id, left, call);
     if (reply.granted) {
       // A grant a release made before this call counts only what is left of its lease.
@@ -82,13 +82,13 @@ export class MasterSemaphore {
   }
 
   release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
-    const call = semRelease.run(this.master.connection, semKeys(k), [id, held, k.fairChannel, this.master.publish]);
+    const call = semRelease.run(this.master.connection, semKeys(k), [id, held, k.wakeChannel, this.master.publish]);
     return this.once.release(k, id, held, timeout, call, identity);
   }
 
   /** The wait `wait` gives up: id leaves the queue, and a grant made to that wait and never taken up is given back. */
   async leave(k: LockKeys, id: string, timeout: number, wait: string): Promise<void> {
-    await withTimeout(semLeave.run(this.master.connection, semKeys(k), [id, wait, k.fairChannel, this.master.publish]), timeout, 'leave the queue of', k.name);
+    await withTimeout(semLeave.run(this.master.connection, semKeys(k), [id, wait, k.wakeChannel, this.master.publish]), timeout, 'leave the queue of', k.name);
   }
 
   /** Permits held now (leases not run out); rejects as acquire when the limits differ. */
@@ -105,7 +105,7 @@ export class MasterSemaphore {
 
   /** Deletes every permit held and tells their holders; waiters ask again. True when permits were held. */
   forceRelease(k: LockKeys, timeout: number): Promise<boolean> {
-    return withTimeout(semForceRelease.run(this.master.connection, semKeys(k), [k.fairChannel, this.master.publish, HOLDER_CHANNEL, k.id]), timeout, 'forceRelease', k.name);
+    return withTimeout(semForceRelease.run(this.master.connection, semKeys(k), [k.wakeChannel, this.master.publish, HOLDER_CHANNEL, k.id]), timeout, 'forceRelease', k.name);
   }
 
   /** The limit Redis keeps, the waiters and the live permits, whatever the caller's limit. */

@@ -281,7 +281,7 @@ export class MemoryStore implements Store, Subscriber {
   }
 
   private context(k: LockKeys, window: number): scripts.QueueContext {
-    return { lock: k.key, fence: k.fence, ...queueKeys(k.key), channel: k.fairChannel, window, retention: RETENTION };
+    return { lock: k.key, fence: k.fence, ...queueKeys(k.key), channel: k.wakeChannel, window, retention: RETENTION };
   }
 }
 
