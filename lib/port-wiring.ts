@@ -48,7 +48,7 @@ export function makePort({ engine, store, events, queryTimeout, keyPrefix, owner
     isLocked: (keys) => reached(keys, (n) => `tell whether ${n} is locked`, store.isLocked(keys, queryTimeout)),
     holdCount: (keys, owner) => reached(keys, (n) => `read the hold count of ${n}`, store.holdCount(keys, owner, queryTimeout)),
     pttl: (keys) => reached(keys, (n) => `read the TTL of ${n}`, store.pttl(keys, queryTimeout)),
-    inspect: (keys) => reached(keys, (n) => `inspect ${n}`, store.inspect(keys, queryTimeout)),
+    inspect: (keys, primitive) => reached(keys, (n) => `inspect ${n}`, primitive?.inspect ? primitive.inspect(keys, queryTimeout) : store.inspect(keys, queryTimeout)),
     query: (keys, doing, call) => reached(keys, doing, call(queryTimeout)),
     eventsOf: (name, create) => (create ? events.of(name, true) : events.of(name, false)),
     forgetEvents: (name) => events.forget(name),

@@ -99,7 +99,7 @@ export class KeyWatches {
         else if (message.includes(' ')) this.granted(message);
         else for (const w of owners.get(message) ?? []) w.bell.wake();
       };
-      const channels = queued ? [keys.fairChannel, ownChannel(keys.fairChannel, owner)] : [keys.channel];
+      const channels = queued ? [keys.wakeChannel, ownChannel(keys.wakeChannel, owner)] : [keys.channel];
       this.watches.set(keys.id, (watch = { owners, line, channels, dispatch }));
     }
     clearTimeout(watch.linger);

@@ -39,7 +39,8 @@ export interface LockPort {
   isLocked(keys: LockKeys): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string): Promise<number>;
   pttl(keys: LockKeys): Promise<number>;
-  inspect(keys: LockKeys): Promise<LockState>;
+  /** `primitive`: whose inspect reads the holds and the waiters (absent: the lock hash's). */
+  inspect(keys: LockKeys, primitive?: Primitive): Promise<LockState>;
   /**
    * A primitive's own query of its store (`call`, given the bound of one query): a
    * failure to reach Redis rejects with LockUnavailableError saying it could not

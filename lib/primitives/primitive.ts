@@ -1,6 +1,6 @@
 import type { LockKind } from '../events.js';
 import type { MasterPort } from '../store/master/port.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewScript, Store } from '../store/types.js';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewScript, Store } from '../store/types.js';
 
 /**
  * What a primitive's folder builds its primitives from, once per client (LockClient's
@@ -19,7 +19,7 @@ export interface Topology {
  * - 'queue': in a queue in Redis. An attempt made with a wait id joins it (or moves the
  *   waiter's heartbeat deadline), leave() leaves it. A release grants the head (message
  *   'owner wait token') or wakes it (its owner id) on the client's channel under
- *   keys.fairChannel; '*' there wakes every waiter of the key, who ask again in queue order.
+ *   keys.wakeChannel; '*' there wakes every waiter of the key, who ask again in queue order.
  * - 'client': in their own client (quorum mode: no queue spans independent masters). A
  *   release says 'released' on keys.channel; this client's waiters of the key then ask
  *   again one at a time, oldest first.
@@ -59,6 +59,8 @@ export interface Primitive {
   forceUnlock?(keys: LockKeys, timeout: number): Promise<boolean>;
   /** Asks its holders to let go, changing nothing; the owners asked. Absent: the lock hash's (store.requestRelease). */
   requestRelease?(keys: LockKeys, timeout: number): Promise<string[]>;
+  /** What inspect() reads. Absent: the lock hash's (store.inspect, counting the queue on that hash). */
+  inspect?(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result
    * per name, every one a grant or none. Absent, or undefined: one name at a time.

@@ -2,18 +2,16 @@ import type { LockKeys } from './types.js';
 
 /**
  * A name's keys: the lock key, and every other key derived from it (`key` + suffix) the
- * first time it is asked for. A handle then holds one string instead of seven: an idle
- * handle touches none (the
- * watchdog scenario's 10,000 held locks count every byte of a handle).
+ * first time it is asked for. A handle then holds one string instead of four: an idle
+ * handle touches none (the watchdog scenario's 10,000 held locks count every byte of a
+ * handle). A queue's keys (queueKeys) are not kept: the primitives that queue derive
+ * them per call.
  */
 export class NameKeys implements LockKeys {
   readonly id: string;
   private fenceKey: string | undefined;
   private channelKey: string | undefined;
-  private queueKey: string | undefined;
-  private deadlinesKey: string | undefined;
-  private fairChannelKey: string | undefined;
-  private ticketsKey: string | undefined;
+  private wakeChannelKey: string | undefined;
 
   constructor(
     readonly name: string,
@@ -30,21 +28,28 @@ export class NameKeys implements LockKeys {
     return (this.channelKey ??= `${this.key}:ch`);
   }
 
-  get queue(): string {
-    return (this.queueKey ??= `${this.key}:queue`);
+  get wakeChannel(): string {
+    return (this.wakeChannelKey ??= `${this.key}:next`);
   }
+}
 
-  get deadlines(): string {
-    return (this.deadlinesKey ??= `${this.key}:deadlines`);
-  }
+/**
+ * The keys of the queue of waiters (_queue.lua's `q.queue`, `q.deadlines`, `q.tickets`)
+ * on the hash `key`: the lock's, a semaphore's, a read-write lock's (on its write hash,
+ * for both sides). Each is `key` + suffix, in its `{name}` hash tag (one slot); never
+ * renamed, since clients of other versions share them.
+ */
+export interface QueueKeys {
+  /** List: the waiting owners in arrival order, the head first. */
+  readonly queue: string;
+  /** Sorted set: owner -> heartbeat deadline (server ms). */
+  readonly deadlines: string;
+  /** Hash: owner -> its ticket, or the grant a release made it; the head's tenure ('#head', '#woken'). */
+  readonly tickets: string;
+}
 
-  get tickets(): string {
-    return (this.ticketsKey ??= `${this.key}:tickets`);
-  }
-
-  get fairChannel(): string {
-    return (this.fairChannelKey ??= `${this.key}:next`);
-  }
+export function queueKeys(key: string): QueueKeys {
+  return { queue: `${key}:queue`, deadlines: `${key}:deadlines`, tickets: `${key}:tickets` };
 }
 
 /**

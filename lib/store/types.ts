@@ -3,7 +3,10 @@ import type { Script } from './scripts/script.js';
 
 export type { LockState };
 
-/** The Redis names of one lock: all share the `{name}` hash tag, so one cluster slot. */
+/**
+ * The Redis names of one lock that the Store and the engine use: all share the `{name}`
+ * hash tag, so one cluster slot. A primitive derives its other keys (a queue's: queueKeys).
+ */
 export interface LockKeys {
   readonly name: string;
   readonly key: string;
@@ -14,14 +17,10 @@ export interface LockKeys {
    */
   readonly id: string;
   readonly fence: string;
-  /** Quorum mode: where a release says 'released' to every waiting client. */
+  /** Waits 'client' (quorum mode): where a release says 'released' to every waiting client. */
   readonly channel: string;
-  /** The queue of waiting owners, their heartbeat deadlines, and the channel (one per client under it) naming the next one. */
-  readonly queue: string;
-  readonly deadlines: string;
-  readonly fairChannel: string;
-  /** Each waiting owner's ticket, or the grant a release made it, and the head's tenure (scripts/_queue.lua). */
-  readonly tickets: string;
+  /** Waits 'queue' (WaitStyle): a queue's release grants and wakes on `<wakeChannel>:<host:pid:client:>` (each client's own), '*' on this one. */
+  readonly wakeChannel: string;
 }
 
 export type Granted = { granted: true; token: number; validUntil: number };
@@ -105,7 +104,7 @@ export interface Store {
   isLocked(keys: LockKeys, timeout: number): Promise<boolean>;
   holdCount(keys: LockKeys, owner: string, timeout: number): Promise<number>;
   pttl(keys: LockKeys, timeout: number): Promise<number>;
-  /** Who holds the lock, its TTL, last token and fair queue length (a majority's view in quorum mode). */
+  /** Who holds the lock hash, its TTL, last token and the length of the queue on it (a majority's view in quorum mode). */
   inspect(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * Subscribe `listener` to a channel on every master; resolves once subscribed (or given

@@ -22,6 +22,7 @@ import { startServer, type RedisServer } from '../kit/servers';
 import * as lockLua from '../../lib/primitives/lock/sources';
 import * as sharedLua from '../../lib/store/scripts/sources';
 import { NameKeys } from '../../lib/store/name-keys';
+import { queueKeys, type QueueKeys } from '../../lib/store/name-keys';
 import { MemoryRedis } from '../unit/helpers/memory-redis';
 import * as mirror from '../unit/helpers/memory-scripts';
 
@@ -142,6 +143,8 @@ function pairs<V>(flat: V[]): [V, V][] {
 /** A name's lock, as both sides see it. */
 interface Name {
   readonly keys: NameKeys;
+  /** Its queue's keys (mode 'queue'). */
+  readonly q: QueueKeys;
   /** 'queue': the lock's queue scripts with this window (0: the fair lock); 'quorum': acquire.lua and release.lua. */
   readonly mode: 'queue' | 'quorum';
   readonly window: number;
@@ -160,16 +163,21 @@ interface Op {
 
 function context(n: Name): mirror.QueueContext {
   const k = n.keys;
-  return { lock: k.key, fence: k.fence, queue: k.queue, deadlines: k.deadlines, tickets: k.tickets, channel: k.fairChannel, window: n.window, retention: RETENTION };
+  return { lock: k.key, fence: k.fence, ...n.q, channel: k.wakeChannel, window: n.window, retention: RETENTION };
+}
+
+function name(lockName: string, mode: Name['mode'], window: number): Name {
+  const keys = new NameKeys(lockName, `holdfast:{${lockName}}`);
+  return { keys, q: queueKeys(keys.key), mode, window };
 }
 
 function run(seed: number): Promise<void> {
   const rand = random(seed);
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rand() * xs.length)];
   const names: Name[] = [
-    { keys: new NameKeys(`m${seed}-lock`, `holdfast:{m${seed}-lock}`), mode: 'queue', window: WINDOW },
-    { keys: new NameKeys(`m${seed}-fair`, `holdfast:{m${seed}-fair}`), mode: 'queue', window: 0 },
-    { keys: new NameKeys(`m${seed}-quorum`, `holdfast:{m${seed}-quorum}`), mode: 'quorum', window: 0 },
+    name(`m${seed}-lock`, 'queue', WINDOW),
+    name(`m${seed}-fair`, 'queue', 0),
+    name(`m${seed}-quorum`, 'quorum', 0),
   ];
   const owners = ['host:1:a:1', 'host:1:a:2', 'host:1:b:1', 'host:2:c:1'];
   /** Each owner's current wait id (a new wait takes the next). */
@@ -180,22 +188,22 @@ function run(seed: number): Promise<void> {
   memory.attach({ listens: () => true, deliver: (channel, message) => published.push([channel, message]) });
 
   const acquireOp = (n: Name, owner: string, lease: number, wait: string, grants: boolean): Op => {
-    const k = n.keys;
+    const { keys: k, q } = n;
     return {
       what: `queue-acquire ${k.name} ${owner} ${lease} '${wait}' grants=${grants}`,
       lua: lockLua.queueAcquire,
-      keys: [k.key, k.fence, k.queue, k.deadlines, k.tickets],
+      keys: [k.key, k.fence, q.queue, q.deadlines, q.tickets],
       args: [owner, lease, wait, n.window, HEARTBEAT, RETENTION, 'publish', grants ? '1' : '0'],
       memory: (r) => mirror.queueAcquire(r, context(n), owner, lease, HEARTBEAT, wait, grants),
       times: (reply) => (reply[0] === 0 ? [1, 4] : [2]),
     };
   };
   const releaseOp = (n: Name, owner: string, held: number, grants: boolean): Op => {
-    const k = n.keys;
+    const { keys: k, q } = n;
     return {
       what: `queue-release ${k.name} ${owner} ${held} grants=${grants}`,
       lua: lockLua.queueRelease,
-      keys: [k.key, k.queue, k.deadlines, k.fence, k.tickets],
+      keys: [k.key, q.queue, q.deadlines, k.fence, q.tickets],
       args: [owner, held, n.window, RETENTION, 'publish', grants ? '1' : '0'],
       memory: (r) => mirror.queueRelease(r, context(n), owner, held, grants),
       times: () => [],
@@ -208,13 +216,13 @@ function run(seed: number): Promise<void> {
     const followUp = followUps.shift();
     if (followUp) return followUp;
     const n = pick([names[0], names[0], names[1], names[1], names[2]]);
-    const k = n.keys;
+    const { keys: k, q } = n;
     // Releases mostly by a holder and leaves mostly by a waiter, so that hand-offs happen.
     const among = (xs: string[]) => (xs.length > 0 && rand() < 0.75 ? pick(xs) : pick(owners));
     const holders = memory.hgetall(k.key).map(([o]) => o);
-    const queued = n.mode === 'queue' ? memory.list(k.queue) : [];
+    const queued = n.mode === 'queue' ? memory.list(q.queue) : [];
     // Owners with a grant that a release made them and they have not taken up.
-    const granted = n.mode === 'queue' ? memory.hgetall(k.tickets).filter(([, t]) => t.startsWith('g ')).map(([o]) => o) : [];
+    const granted = n.mode === 'queue' ? memory.hgetall(q.tickets).filter(([, t]) => t.startsWith('g ')).map(([o]) => o) : [];
     let owner = pick(owners);
     const lease = pick(LEASES);
     if (n.mode === 'quorum') {
@@ -256,7 +264,7 @@ function run(seed: number): Promise<void> {
     return {
       what: `queue-leave ${k.name} ${owner} ${wait}`,
       lua: lockLua.queueLeave,
-      keys: [k.key, k.queue, k.deadlines, k.tickets],
+      keys: [k.key, q.queue, q.deadlines, q.tickets],
       args: [owner, wait, n.window, 'publish'],
       memory: (r) => {
         mirror.queueLeave(r, context(n), owner, wait);
@@ -266,7 +274,7 @@ function run(seed: number): Promise<void> {
     };
   };
 
-  const allKeys = names.flatMap((n) => (n.mode === 'quorum' ? [n.keys.key, n.keys.fence] : [n.keys.key, n.keys.fence, n.keys.queue, n.keys.deadlines, n.keys.tickets]));
+  const allKeys = names.flatMap((n) => (n.mode === 'quorum' ? [n.keys.key, n.keys.fence] : [n.keys.key, n.keys.fence, n.q.queue, n.q.deadlines, n.q.tickets]));
   const msOf = (time: [string, string]) => Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   const withTimes = (reply: unknown, times: number[]): unknown => (Array.isArray(reply) ? reply.map((x, i) => (times.includes(i) && typeof x === 'number' && x >= 0 ? new T(x) : x)) : reply);
 

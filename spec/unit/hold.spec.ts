@@ -6,7 +6,7 @@ import type { Store } from '../../lib/store/types';
 // A hold's states and transitions, without Redis: each event fires exactly once, final
 // states stay final, and a lost hold answers its outstanding unlocks.
 
-const keys = { name: 'n', key: 'k', id: 'k', fence: 'f', channel: 'c', queue: 'q', deadlines: 'd', tickets: 't', fairChannel: 'fc' };
+const keys = { name: 'n', key: 'k', id: 'k', fence: 'f', channel: 'c', wakeChannel: 'fc' };
 const plainLock = reentrantLock({} as Store, undefined, 1_000, 'lock', 0);
 
 function make(): { hold: Hold; calls: string[] } {

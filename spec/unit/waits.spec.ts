@@ -15,6 +15,7 @@ import { LockError } from '../../lib/errors/LockError';
 import { LockUnavailableError } from '../../lib/errors/LockUnavailableError';
 import { BARGING_WINDOW } from '../../lib/primitives/lock/plain';
 import { safety } from '../../lib/store/lease-margin';
+import { queueKeys } from '../../lib/store/name-keys';
 import { HEARTBEAT, keys, LEASE, TestClient, tick, track, type Tracked } from './helpers/harness';
 import { MemoryRedis } from './helpers/memory-store';
 
@@ -38,6 +39,7 @@ afterEach(async () => {
 
 const now = () => performance.now();
 const X = keys('x');
+const XQ = queueKeys(X.key);
 /** A grant's message ('owner wait token'), as opposed to a wake-up (an owner id). */
 const isGrant = (_channel: string, message: string) => message.includes(' ');
 
@@ -226,7 +228,7 @@ describe("waits 'queue': leaving", () => {
     const abort = new AbortController();
     const waiting = b.acquire(b.lock, 'x', 1, { signal: abort.signal });
     await tick(10);
-    expect(redis.list(X.queue)).toEqual([b.owner(1)]);
+    expect(redis.list(XQ.queue)).toEqual([b.owner(1)]);
 
     const reason = new Error('caller gave up');
     abort.abort(reason);
@@ -235,7 +237,7 @@ describe("waits 'queue': leaving", () => {
     expect(waiting.state).toBe('rejected');
     expect(waiting.error).toBe(reason);
     expect(b.store.callsOf('queue.leave').map((c) => c.wait)).toEqual(['w1']);
-    expect(redis.exists(X.queue, X.deadlines, X.tickets)).toBe(0);
+    expect(redis.exists(XQ.queue, XQ.deadlines, XQ.tickets)).toBe(0);
   });
 
   it('an aborted wait gives back a grant it never took up, and the next head takes the lock', async () => {
@@ -248,7 +250,7 @@ describe("waits 'queue': leaving", () => {
     await tick(1);
     const next = c.acquire(c.lock, 'x', 1);
     await tick(BARGING_WINDOW + 5);
-    expect(redis.list(X.queue)).toEqual([b.owner(1), c.owner(1)]);
+    expect(redis.list(XQ.queue)).toEqual([b.owner(1), c.owner(1)]);
     b.store.dropMessages(1, isGrant);
 
     a.release(first);
@@ -275,7 +277,7 @@ describe("waits 'queue': leaving", () => {
 /** What the server holds of x when `call` settles, read in the settling turn (before anything the caller does next). */
 function atSettle(call: Tracked<Hold | null>): { holders: string[]; queued: number } {
   const seen = { holders: [] as string[], queued: -1 };
-  const read = () => Object.assign(seen, { holders: holders(), queued: redis.exists(X.queue, X.deadlines, X.tickets) });
+  const read = () => Object.assign(seen, { holders: holders(), queued: redis.exists(XQ.queue, XQ.deadlines, XQ.tickets) });
   call.promise.then(read, read);
   return seen;
 }
@@ -403,7 +405,7 @@ describe("waits 'queue': deadlines and failures", () => {
     expect(waiting.value).toBeNull();
     expect(waiting.settledAt).toBe(100);
     expect(b.store.callsOf('queue.leave')).toHaveLength(1);
-    expect(redis.exists(X.queue)).toBe(0);
+    expect(redis.exists(XQ.queue)).toBe(0);
   });
 
   it('a wait whose last attempt failed rejects LockUnavailableError at its deadline, each failure reported as acquireFailed', async () => {
@@ -468,11 +470,11 @@ describe("waits 'queue': late grants and dead waiters", () => {
     await tick(1);
     const live = c.acquire(c.lock, 'x', 1);
     await tick(BARGING_WINDOW + 5);
-    expect(redis.list(X.queue)).toEqual([dead.owner(1), c.owner(1)]);
+    expect(redis.list(XQ.queue)).toEqual([dead.owner(1), c.owner(1)]);
     // From here on nothing of `dead` reaches the server (its leave neither).
     dead.store.failNext(Infinity);
     await tick(HEARTBEAT + HEARTBEAT / 3);
-    expect(redis.list(X.queue)).toEqual([c.owner(1)]);
+    expect(redis.list(XQ.queue)).toEqual([c.owner(1)]);
 
     a.release(first);
     await tick();
@@ -532,7 +534,7 @@ describe("waits 'queue': subscriptions and close", () => {
     expect((waiting.error as Error).message).toBe('client closed');
     expect(waiting.settledAt).toBeGreaterThanOrEqual(leave.answeredAt!);
     expect(b.store.subscriptions).toEqual([]);
-    expect(redis.exists(X.queue)).toBe(0);
+    expect(redis.exists(XQ.queue)).toBe(0);
     // A call after close() rejects too.
     const late = b.acquire(b.lock, 'x', 2);
     await tick();
@@ -625,7 +627,7 @@ describe('the barging window and the fair lock', () => {
       waits.push(w.acquire(w.fair!, 'x', 1));
       await tick(1);
     }
-    expect(redis.list(X.queue)).toEqual(waiters.map((w) => w.owner(1)));
+    expect(redis.list(XQ.queue)).toEqual(waiters.map((w) => w.owner(1)));
 
     const e = client('e');
     const order: string[] = [];

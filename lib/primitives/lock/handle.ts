@@ -124,7 +124,7 @@ export class LockHandle implements Lock {
 
   async inspect(): Promise<LockInfo> {
     this.port.assertOpen();
-    const state = await this.port.inspect(this.keys);
+    const state = await this.port.inspect(this.keys, this.primitive);
     return {
       name: this.name,
       locked: state.holders.length > 0,

@@ -2,6 +2,7 @@ import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 import type { MasterPort } from '../../store/master/port.js';
 import { SCRIPT_RETENTION, granted, type AcquireReply } from '../../store/scripts/acquire.js';
 import type { ReleaseReply } from '../../store/scripts/release.js';
+import { queueKeys } from '../../store/name-keys.js';
 import type { AcquireResult, LockKeys, ReleaseResult } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { queueAcquire, queueAcquireArgs, queueLeave, queueRelease, queueReleaseArgs } from './scripts.js';
@@ -63,7 +64,8 @@ export class MasterQueue implements Queue {
     const { connection, sync } = this.master;
     const once = this.once;
     let sentAt = 0;
-    const keys = [k.key, k.fence, k.queue, k.deadlines, k.tickets];
+    const q = queueKeys(k.key);
+    const keys = [k.key, k.fence, q.queue, q.deadlines, q.tickets];
     // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
     const args = queueAcquireArgs(owner, lease, wait ?? '', window, heartbeat, this.master.keyRetention, this.master.publish, !sync);
     const send = () => {
@@ -78,12 +80,14 @@ export class MasterQueue implements Queue {
 
   release(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
     const { connection, sync } = this.master;
-    const call = queueRelease.run(connection, [k.key, k.queue, k.deadlines, k.fence, k.tickets], queueReleaseArgs(owner, held, window, this.master.keyRetention, this.master.publish, !sync));
+    const q = queueKeys(k.key);
+    const call = queueRelease.run(connection, [k.key, q.queue, q.deadlines, k.fence, q.tickets], queueReleaseArgs(owner, held, window, this.master.keyRetention, this.master.publish, !sync));
     return this.once.release(k, owner, held, timeout, call, identity);
   }
 
   leave(k: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void> {
-    return withTimeout(queueLeave.run(this.master.connection, [k.key, k.queue, k.deadlines, k.tickets], [owner, wait, window, this.master.publish]), timeout, 'leave the queue of', k.name);
+    const q = queueKeys(k.key);
+    return withTimeout(queueLeave.run(this.master.connection, [k.key, q.queue, q.deadlines, q.tickets], [owner, wait, window, this.master.publish]), timeout, 'leave the queue of', k.name);
   }
 
   /**
@@ -100,7 +104,14 @@ export class MasterQueue implements Queue {
     if (sync || !this.oneCall(keys) || !keys.every((k) => once.clear(k, owner))) return undefined;
     const args = keyRetention === SCRIPT_RETENTION ? [owner, lease] : [owner, lease, keyRetention];
     const sentAt = now();
-    const call = multiTake.run(connection, keys.flatMap((k) => [k.key, k.fence, k.queue, k.tickets]), args);
+    const call = multiTake.run(
+      connection,
+      keys.flatMap((k) => {
+        const q = queueKeys(k.key);
+        return [k.key, k.fence, q.queue, q.tickets];
+      }),
+      args,
+    );
     call.then(() => this.master.tookRoundTrip(now() - sentAt), () => undefined);
     return keys.map((k, i) =>
       once.grant(
@@ -119,7 +130,14 @@ export class MasterQueue implements Queue {
     const { connection } = this.master;
     const once = this.once;
     if (!this.oneCall(keys)) return undefined;
-    const call = multiRelease.run(connection, keys.flatMap((k) => [k.key, k.queue, k.tickets]), [owner]);
+    const call = multiRelease.run(
+      connection,
+      keys.flatMap((k) => {
+        const q = queueKeys(k.key);
+        return [k.key, q.queue, q.tickets];
+      }),
+      [owner],
+    );
     return keys.map((k, i) =>
       once.release(
         k,

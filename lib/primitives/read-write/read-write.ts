@@ -1,7 +1,7 @@
 import { LockError } from '../../errors/LockError.js';
 import type { LockKeys } from '../../store/types.js';
 import type { Primitive, Topology } from '../primitive.js';
-import { writeHoldId } from '../../store/name-keys.js';
+import { queueKeys, writeHoldId } from '../../store/name-keys.js';
 import { MasterReadWrite, type ReadWriteKeys } from './store.js';
 
 /** One side of a read-write lock: its keys (the hold's id among them) and how it is taken. */
@@ -43,9 +43,10 @@ function sides(rw: MasterReadWrite, lock: LockKeys, heartbeat: number): { read: 
   const base = lock.key;
   const names = { write: base, read: `${base}:read`, readers: `${base}:readers`, readChannel: `${base}:next:r`, writeChannel: `${base}:next:w` };
   // The lock's keys read one by one: `lock` derives them on demand (NameKeys), so a spread would miss them.
-  const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, queue: lock.queue, deadlines: lock.deadlines, tickets: lock.tickets, ...names };
-  const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, fairChannel: names.readChannel };
-  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: writeHoldId(base), fairChannel: names.writeChannel };
+  // Both sides wait on the write hash's queue.
+  const shared = { name: lock.name, fence: lock.fence, channel: lock.channel, ...queueKeys(base), ...names };
+  const read: ReadWriteKeys = { ...shared, side: 'r', key: names.read, id: `${base}#r`, wakeChannel: names.readChannel };
+  const write: ReadWriteKeys = { ...shared, side: 'w', key: base, id: writeHoldId(base), wakeChannel: names.writeChannel };
   return { read: side(rw, read, heartbeat), write: side(rw, write, heartbeat) };
 }
 
@@ -58,6 +59,7 @@ function side(rw: MasterReadWrite, keys: ReadWriteKeys, heartbeat: number): Read
     leave: (_keys, owner, timeout, wait) => rw.leave(keys, owner, timeout, wait),
     forceUnlock: (_keys, timeout) => rw.forceUnlock(keys, timeout),
     requestRelease: (_keys, timeout) => rw.requestRelease(keys, timeout),
+    inspect: (_keys, timeout) => rw.inspect(keys, timeout),
   };
   // A write hold is renewed as a lock's hash is (renew.lua on its key); a read hold by its own lease.
   return { keys, primitive: keys.side === 'r' ? { ...primitive, renewal: rw.readRenewal(keys) } : primitive };

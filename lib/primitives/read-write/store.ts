@@ -1,19 +1,21 @@
 import type { ExactlyOnce } from '../../store/master/exactly-once.js';
 import type { MasterPort } from '../../store/master/port.js';
 import { granted } from '../../store/scripts/acquire.js';
+import { inspect } from '../../store/scripts/maintain.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
+import type { QueueKeys } from '../../store/name-keys.js';
 import * as rw from './scripts.js';
-import type { AcquireResult, LockKeys, ReleaseResult, RenewScript } from '../../store/types.js';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewScript } from '../../store/types.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 
 const now = () => performance.now();
 
 /**
  * The names of a read-write lock, all under its `{name}` hash tag. Both sides' keys
- * carry all of them; `key` is the side's own hash (`write`, or `read`), `fairChannel`
- * its waiters' channel, `queue`/`deadlines` the waiters of both sides.
+ * carry all of them; `key` is the side's own hash (`write`, or `read`), `wakeChannel`
+ * its waiters' channel, the QueueKeys (the write hash's) the waiters of both sides.
  */
-export interface ReadWriteKeys extends LockKeys {
+export interface ReadWriteKeys extends LockKeys, QueueKeys {
   /** Which side: 'r' the read holds, 'w' the write hold. */
   readonly side: 'r' | 'w';
   /** The write hold: hash owner -> levels (a lock's layout). */
@@ -86,6 +88,11 @@ export class MasterReadWrite {
   /** Tells every holder of the side to let go (the readers whose lease is live); changes nothing. The owners asked. */
   requestRelease(k: ReadWriteKeys, timeout: number): Promise<string[]> {
     return withTimeout(rw.requestRelease.run(this.master.connection, [k.write, k.read, k.readers], [k.side, HOLDER_CHANNEL, k.id]), timeout, 'requestRelease', k.name);
+  }
+
+  /** The side's holders, and the waiters of both sides (their queue is not on the side's hash). */
+  inspect(k: ReadWriteKeys, timeout: number): Promise<LockState> {
+    return withTimeout(inspect.run(this.master.connection, [k.key, k.fence, k.queue], []), timeout, 'inspect', k.name);
   }
 
   /**

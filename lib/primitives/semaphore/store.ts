@@ -3,6 +3,7 @@ import { final } from '../../errors/final.js';
 import { LockError } from '../../errors/LockError.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { heldUntil } from '../../store/lease-margin.js';
+import { queueKeys } from '../../store/name-keys.js';
 import { HOLDER_CHANNEL } from '../../store/scripts/release.js';
 import { semAcquire, semAvailable, semForceRelease, semInspect, semLeave, semRelease, semRenew, semRequestRelease, type SemAcquireReply } from './scripts.js';
 import type { AcquireResult, LockKeys, ReleaseResult, RenewScript } from '../../store/types.js';
@@ -12,7 +13,10 @@ import type { MasterPort } from '../../store/master/port.js';
 const now = () => performance.now();
 
 /** The keys every semaphore script takes (sem, expiry, and the queue's of _semaphore.lua): one `{name}` hash tag, one slot. */
-const semKeys = (k: LockKeys): string[] => [k.key, `${k.key}:expiry`, k.queue, k.deadlines, k.tickets];
+function semKeys({ key }: LockKeys): string[] {
+  const q = queueKeys(key);
+  return [key, `${key}:expiry`, q.queue, q.deadlines, q.tickets];
+}
 
 /** What MasterSemaphore.inspect reads: the limit Redis keeps (null: none), the waiters, each live acquisition's permits. */
 export interface SemaphoreState {
@@ -65,7 +69,7 @@ export class MasterSemaphore {
     const earlier = this.once.settled(k, id, timeout);
     const left = earlier ? await earlier : timeout;
     const sentAt = now();
-    const call = semAcquire.run(this.master.connection, semKeys(k), [id, permits, limit, lease, heartbeat, wait ?? '', k.fairChannel, this.master.publish]);
+    const call = semAcquire.run(this.master.connection, semKeys(k), [id, permits, limit, lease, heartbeat, wait ?? '', k.wakeChannel, this.master.publish]);
     const reply = await this.grant(k, id, left, call);
     if (reply.granted) {
       // A grant a release made before this call counts only what is left of its lease.
@@ -78,13 +82,13 @@ export class MasterSemaphore {
   }
 
   release(k: LockKeys, id: string, timeout: number, held: number): Promise<ReleaseResult> {
-    const call = semRelease.run(this.master.connection, semKeys(k), [id, held, k.fairChannel, this.master.publish]);
+    const call = semRelease.run(this.master.connection, semKeys(k), [id, held, k.wakeChannel, this.master.publish]);
     return this.once.release(k, id, held, timeout, call, identity);
   }
 
   /** The wait `wait` gives up: id leaves the queue, and a grant made to that wait and never taken up is given back. */
   async leave(k: LockKeys, id: string, timeout: number, wait: string): Promise<void> {
-    await withTimeout(semLeave.run(this.master.connection, semKeys(k), [id, wait, k.fairChannel, this.master.publish]), timeout, 'leave the queue of', k.name);
+    await withTimeout(semLeave.run(this.master.connection, semKeys(k), [id, wait, k.wakeChannel, this.master.publish]), timeout, 'leave the queue of', k.name);
   }
 
   /** Permits held now (leases not run out); rejects as acquire when the limits differ. */
@@ -101,12 +105,12 @@ export class MasterSemaphore {
 
   /** Deletes every permit held and tells their holders; waiters ask again. True when permits were held. */
   forceRelease(k: LockKeys, timeout: number): Promise<boolean> {
-    return withTimeout(semForceRelease.run(this.master.connection, semKeys(k), [k.fairChannel, this.master.publish, HOLDER_CHANNEL, k.id]), timeout, 'forceRelease', k.name);
+    return withTimeout(semForceRelease.run(this.master.connection, semKeys(k), [k.wakeChannel, this.master.publish, HOLDER_CHANNEL, k.id]), timeout, 'forceRelease', k.name);
   }
 
   /** The limit Redis keeps, the waiters and the live permits, whatever the caller's limit. */
   inspect(k: LockKeys, timeout: number): Promise<SemaphoreState> {
-    return withTimeout(semInspect.run(this.master.connection, [k.key, `${k.key}:expiry`, k.queue], []), timeout, 'inspect', k.name);
+    return withTimeout(semInspect.run(this.master.connection, semKeys(k).slice(0, 3), []), timeout, 'inspect', k.name);
   }
 
   /** Runs an acquire once (rules 2-4 above). */

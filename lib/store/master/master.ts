@@ -4,6 +4,7 @@ import { heldUntil } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
 import { granted, type PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
+import { queueKeys } from '../name-keys.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { AcquireResult, HeldLevels, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
@@ -200,7 +201,7 @@ export class MasterStore implements Store, MasterPort {
   }
 
   inspect(k: LockKeys, timeout: number): Promise<LockState> {
-    return withTimeout(maintain.inspect.run(this.connection, [k.key, k.fence, k.queue], []), timeout, 'inspect', k.name);
+    return withTimeout(maintain.inspect.run(this.connection, [k.key, k.fence, queueKeys(k.key).queue], []), timeout, 'inspect', k.name);
   }
 
   async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {

@@ -28,7 +28,7 @@ export interface LockState {
   pttl: number;
   /** The last token minted for the name, or null when none is known. */
   token: number | null;
-  /** Owners waiting in the fair queue (0 for a plain lock). */
+  /** Owners waiting in the queue it read (0 in quorum mode: its waiters wait in their clients). */
   queued: number;
   holders: { owner: string; count: number }[];
 }

@@ -18,7 +18,7 @@ export interface QueueContext {
   readonly queue: string;
   readonly deadlines: string;
   readonly tickets: string;
-  /** The wake-up channel (keys.fairChannel); each client's is this, ':', its owner prefix. */
+  /** The wake-up channel (keys.wakeChannel); each client's is this, ':', its owner prefix. */
   readonly channel: string;
   readonly window: number;
   readonly retention: number;

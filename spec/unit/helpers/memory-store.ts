@@ -25,6 +25,7 @@ import { granted } from '../../../lib/store/scripts/acquire';
 import type { Queue } from '../../../lib/primitives/lock/queue';
 import type { AcquireResult, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, Store } from '../../../lib/store/types';
 import { safety } from '../../../lib/store/lease-margin';
+import { queueKeys } from '../../../lib/store/name-keys';
 import { MemoryRedis, type Subscriber } from './memory-redis';
 import * as scripts from './memory-scripts';
 
@@ -214,7 +215,7 @@ export class MemoryStore implements Store, Subscriber {
       return {
         pttl: this.redis.pttl(k.key),
         token: token === undefined ? null : Number(token),
-        queued: this.redis.llen(k.queue),
+        queued: this.redis.llen(queueKeys(k.key).queue),
         holders: this.redis.hgetall(k.key).map(([owner, count]) => ({ owner, count: Number(count) })),
       };
     });
@@ -280,7 +281,7 @@ export class MemoryStore implements Store, Subscriber {
   }
 
   private context(k: LockKeys, window: number): scripts.QueueContext {
-    return { lock: k.key, fence: k.fence, queue: k.queue, deadlines: k.deadlines, tickets: k.tickets, channel: k.fairChannel, window, retention: RETENTION };
+    return { lock: k.key, fence: k.fence, ...queueKeys(k.key), channel: k.wakeChannel, window, retention: RETENTION };
   }
 }
 
