@@ -10,7 +10,7 @@
 -- its last attempt; absent: HEARTBEAT), ARGV[6] key retention ms (the counter's TTL;
 -- absent: RETENTION), ARGV[7] 'spublish' to publish sharded (absent or 'publish'),
 -- ARGV[8] '0' when the head must be woken rather than granted (syncReplicas; absent: '1').
--- The wake-up channel is KEYS[1]..':next' (LockKeys.fairChannel).
+-- The wake-up channel is KEYS[1]..':next' (LockKeys.wakeChannel).
 -- Returns {1, token} when held, {1, token, pttl} when this takes up a grant (its lease
 -- runs from the grant: the caller counts only what is left of it), {0, pttl, isHead,
 -- counter, windowLeft} otherwise: counter, the name's last token, dates the refusal for

@@ -50,7 +50,7 @@ local function newHead(q, now, head, locked)
     redis.call('hset', q.tickets, '#head', now)
     redis.call('hdel', q.tickets, '#woken')
   end
-  if q.lock and not locked and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
+  if not locked and q.lock and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
 -- Waiters whose heartbeat deadline passed (their process died) leave the queue. Returns
