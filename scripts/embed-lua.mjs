@@ -5,7 +5,8 @@
 // script in the published declarations. A file named _x.lua is a prelude: it is put in front of every script that
 // calls the function it defines (x), so shared Lua is written once. A folder's scripts
 // see its own preludes and the shared ones of lib/store/scripts.
-// Run by `npm run build`; spec/lua.spec.ts fails when a committed file is stale.
+// Comments stay in the .lua files (see code()). Run by `npm run build`; spec/lua.spec.ts
+// fails when a committed file is stale.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,13 @@ export function folders(dir = lib) {
 }
 
 const luaIn = (dir) => fs.readdirSync(dir).filter((f) => f.endsWith('.lua')).sort();
+
+/**
+ * A script's text as Redis gets it: without its full-line comments and blank lines.
+ * Those are for readers of the .lua files; every prelude is copied into each script
+ * that calls it, and each script ships in the package and is loaded on every master.
+ */
+const code = (text) => text.split('\n').filter((line) => line.trim() !== '' && !line.trimStart().startsWith('--')).join('\n') + '\n';
 
 /** The sources.ts of one folder. */
 export function render(dir) {
@@ -52,8 +60,8 @@ export function render(dir) {
           }
         }
       }
-      const ordered = preludes.filter((p) => used.has(p)).map((p) => p.text);
-      return `export const ${camel(f)}: string = ${JSON.stringify(ordered.join('') + text)};\n`;
+      const ordered = preludes.filter((p) => used.has(p)).map((p) => code(p.text));
+      return `export const ${camel(f)}: string = ${JSON.stringify(ordered.join('') + code(text))};\n`;
     })
     .join('\n');
   const where = path.relative(root, dir);
