@@ -503,6 +503,30 @@ describe('waiting', () => {
     }
   });
 
+  it.each([false, true])('wakes a queued waiter at once when the lock it waits on is force-unlocked (fair: %s)', async (fair) => {
+    const holder = new LockClient(conn);
+    const other = new LockClient(conn);
+    const lockName = name();
+    try {
+      // A lease far past the wait: without a wake-up, the waiter would sleep until a third
+      // of its heartbeat lease (10 s) or the lease's end.
+      await (fair ? holder.getFairLock(lockName) : holder.getLock(lockName)).lock(60_000);
+      const waiter = fair ? locks.getFairLock(lockName) : locks.getLock(lockName);
+      const calls = await commandCalls(redis, 'evalsha');
+      const waited = waiter.tryLock(5_000);
+      // Queued, subscribed, and past the attempt a wait makes once subscribed: asleep.
+      await waitFor(async () => (await redis.llen(`${key(lockName)}:queue`)) === 1 && (await commandCalls(redis, 'evalsha')) >= calls + 2, { message: 'the waiter asleep in the queue' });
+      const start = performance.now();
+      expect(await other.getLock(lockName).forceUnlock()).toBe(true);
+      expect(await waited).toBe(true);
+      expect(performance.now() - start).toBeLessThan(1_000);
+      await waiter.unlock();
+    } finally {
+      await holder.close();
+      await other.close();
+    }
+  });
+
   it('gets a lock whose holder vanished when its lease runs out, without a release message', async () => {
     const other = new LockClient(conn);
     const lockName = name();

@@ -180,7 +180,7 @@ export class MasterStore implements Store, MasterPort {
   }
 
   forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
-    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish, releaseScripts.HOLDER_CHANNEL, k.id]), timeout, 'forceUnlock', k.name);
+    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key, queueKeys(k.key).queue], [k.channel, this.publish, releaseScripts.HOLDER_CHANNEL, k.id, k.wakeChannel]), timeout, 'forceUnlock', k.name);
   }
 
   requestRelease(k: LockKeys, timeout: number): Promise<string[]> {

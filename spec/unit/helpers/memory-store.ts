@@ -189,7 +189,7 @@ export class MemoryStore implements Store, Subscriber {
   }
 
   forceUnlock(k: LockKeys, _timeout: number): Promise<boolean> {
-    return this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, k.channel));
+    return this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, queueKeys(k.key).queue, k.channel, k.wakeChannel));
   }
 
   /** The holders, not told: the engine's holder channel is exercised against real servers. */
