@@ -588,32 +588,22 @@ describe('the barging window and the fair lock', () => {
     expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toEqual([]);
   });
 
-  it("within the head's window, a release grants the head when it is a wait of the releasing client (no barging within a client)", async () => {
-    const a = client('a');
+  // The window spares a wake-up of another process: a head of the releaser's own client,
+  // or of another client in its process, has none to spare.
+  it.each([
+    ['is a wait of the releasing client (no barging within a client)', false],
+    ['waits in the releasing process (no barging within a process)', true],
+  ])("within the head's window, a release grants the head when it %s", async (_, otherClient) => {
+    const a = client('a', { pid: 7 });
+    const waiter = otherClient ? client('b', { pid: 7 }) : a;
     const first = await take(a, 1);
-    const waiting = a.acquire(a.lock, 'x', 2);
+    const waiting = waiter.acquire(waiter.lock, 'x', 2);
     await tick(1);
     a.release(first);
-    // The releasing client's next call, right behind its release: it does not pass its own waiter.
+    // The releasing client's next call, right behind its release: it does not pass the head.
     const again = a.acquire(a.lock, 'x', 3, { waitTime: 0 });
     await tick();
-    expect(held(waiting).owner).toBe(a.owner(2));
-    expect(again.value).toBeNull();
-    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
-  });
-
-  it("within the head's window, a release grants the head when it waits in the releasing process (no barging within a process)", async () => {
-    // Two clients of one process: the window spares a wake-up of another process, and
-    // there is none to spare here.
-    const a = client('a', { pid: 7 });
-    const b = client('b', { pid: 7 });
-    const first = await take(a);
-    const waiting = b.acquire(b.lock, 'x', 1);
-    await tick(1);
-    a.release(first);
-    const again = a.acquire(a.lock, 'x', 2, { waitTime: 0 });
-    await tick();
-    expect(held(waiting).owner).toBe(b.owner(1));
+    expect(held(waiting).owner).toBe(waiter.owner(2));
     expect(again.value).toBeNull();
     expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
   });

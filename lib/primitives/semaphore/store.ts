@@ -110,7 +110,7 @@ export class MasterSemaphore {
 
   /** The limit Redis keeps, the waiters and the live permits, whatever the caller's limit. */
   inspect(k: LockKeys, timeout: number): Promise<SemaphoreState> {
-    return withTimeout(semInspect.run(this.master.connection, semKeys(k).slice(0, 3), []), timeout, 'inspect', k.name);
+    return withTimeout(semInspect.run(this.master.connection, [k.key, `${k.key}:expiry`, queueKeys(k.key).queue], []), timeout, 'inspect', k.name);
   }
 
   /** Runs an acquire once (rules 2-4 above). */
