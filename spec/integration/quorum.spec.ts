@@ -258,6 +258,11 @@ it('keeps a master restarted empty out of votes for one lease, so it cannot gran
   await masters[0].kill();
   await masters[0].restart(); // empty: it forgot a's hold
   await waitFor(() => up(0), { timeout: 5_000 });
+  // GLIDE tells no connection events: when the kill drops a connection, its clients
+  // check every master again (store/client/glide.ts), and each sits out until its INFO
+  // answers. b votes with masters 1-4 again once a name of its own finds a majority.
+  const probe = b.getLock(`${lockName}:probe`);
+  await waitFor(async () => (await probe.tryLock(0, 200)) && (await probe.unlock(), true), { message: "b's masters checked again" });
   // Masters 0 (empty), 3 and 4 would make a majority for b: master 0 sits out instead.
   expect(performance.now() - sentAt).toBeLessThan(LEASE - 500); // a's lease still runs on 1 and 2
   expect(await b.getLock(lockName).tryLock()).toBe(false);
