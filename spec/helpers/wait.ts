@@ -85,3 +85,21 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 export function warmUp(call: () => Promise<unknown>, message = 'the warm-up call never succeeded'): Promise<unknown> {
   return waitFor(() => call().then(() => true), { timeout: 10_000, interval: 100, message });
 }
+
+/**
+ * A timer due at `at` (a performance.now() time) that records whether it has run. When
+ * the event loop runs late, due timers still run in the order of their due times, so an
+ * event fired by a timer armed for an earlier deadline (the watchdog's) is heard before
+ * `passed` turns true, whatever the lag; reading performance.now() when the event fires
+ * would count the lag against the deadline.
+ */
+export function timerAt(at: number): { readonly passed: boolean; clear(): void } {
+  let passed = false;
+  const timer = setTimeout(() => (passed = true), Math.max(0, at - performance.now()));
+  return {
+    get passed() {
+      return passed;
+    },
+    clear: () => clearTimeout(timer),
+  };
+}
