@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
 import { LockClient, LockError, LockNotHeldError, LockUnavailableError, type Connection, type Lock } from '../../lib';
@@ -7,7 +9,7 @@ import { observeChannels } from '../helpers/channel-observer';
 import { commandCalls, socketReads } from '../helpers/command-stats';
 import { contend, takeTurns } from '../helpers/contention';
 import { TcpProxy } from '../kit/proxy';
-import { waitFor } from '../helpers/wait';
+import { waitFor, withTimeout } from '../helpers/wait';
 import { BARGING_WINDOW } from '../../lib/primitives/lock/plain';
 
 // The core single-master lock: reentry by scope, mutual exclusion in every ownership
@@ -747,6 +749,26 @@ describe('close', () => {
       await other.close();
     }
   });
+  ioredisOnly('the child process runs on ioredis')('leaves nothing that keeps the process alive once close() resolves and the connections are closed', async () => {
+    // The fixture hands every primitive from one client to another (waits, their
+    // subscriptions and lingers, a wait that gives up), keeps one lock held, closes.
+    const child = spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/close-and-exit.ts', String(server.port), name()], {
+      cwd: path.resolve(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => out.includes('closed') || child.exitCode !== null, { timeout: 20_000, message: `the child closing (output: ${out})` });
+      expect(out).toBe('closed\n');
+      // A timer, socket or subscription left behind keeps the event loop alive.
+      expect(await withTimeout(exited, 5_000, 'the child exiting by itself after close')).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
 });
 
 describe('many clients on one connection', () => {
