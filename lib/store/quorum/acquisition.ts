@@ -4,6 +4,7 @@ import type { MasterStore as Master } from '../master/master.js';
 import type { AcquireResult, LockKeys } from '../types.js';
 import { WAIT, decide, floorHolds, lateVote, unavailable, type Ballot, type Decision } from './decision.js';
 import type { SitOut } from './restarts.js';
+import { settledWithin } from '../../util/timeout.js';
 
 const now = () => performance.now();
 
@@ -101,17 +102,35 @@ export class QuorumAcquisition {
         // After the vote is acted on: a failure decided by this very vote still gives it back first.
         if (--unanswered === 0) allAnswered();
       };
-      // Answers known without a call are fed once every call is out, like the calls' answers.
-      const immediate: [number, Ballot][] = [];
-      this.masters.forEach((m, i) => {
-        if (m.down) return void immediate.push([i, { outcome: 'error', error: DOWN }]);
+      // Sends master i the acquire, within what is left of one command bound; returns
+      // the vote instead when it is known without a call.
+      const ask = (i: number): Ballot | undefined => {
+        const m = this.masters[i];
+        if (m.down) return { outcome: 'error', error: DOWN };
         const wait = this.sitOut.left(i);
-        if (wait > 0) return void immediate.push([i, { outcome: 'error', error: new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`) }]);
+        if (wait > 0) return { outcome: 'error', error: new LockError(`master restarted: it sits out for ${Math.ceil(wait)} ms more (one lease), so it cannot grant what it forgot`) };
         const epoch = m.epoch;
-        m.acquire(k, owner, lease, timeout, held).then(
+        m.acquire(k, owner, lease, Math.max(1, start + timeout - now()), held).then(
           (result) => vote(i, this.ballot(i, result, epoch, k, owner, timeout, undos)),
           (error: Error) => vote(i, { outcome: 'error', error }),
         );
+        return undefined;
+      };
+      // Answers known without a call are fed once every call is out, like the calls' answers.
+      const immediate: [number, Ballot][] = [];
+      this.masters.forEach((m, i) => {
+        // Checking whether it restarted (its connection came back): asked once the check
+        // answers, within the same bound. A new server then sits out; the same one votes.
+        const checked = m.down ? undefined : this.sitOut.checked(i);
+        if (checked) {
+          void settledWithin(checked, timeout).then(() => {
+            const known = ask(i);
+            if (known) vote(i, known);
+          });
+          return;
+        }
+        const known = ask(i);
+        if (known) immediate.push([i, known]);
       });
       for (const [i, v] of immediate) vote(i, v);
     });

@@ -20,8 +20,10 @@ export class RestartWatch {
   private runId: string | undefined;
   /** Monotonic time until which the master sits out; 0 when it doesn't. */
   private until = 0;
-  /** A reconnect whose run_id is not known yet: sit out until INFO answers. */
+  /** A reconnect whose run_id is not known yet: sit out until INFO answers (after a failed INFO, until the next 'ready' checks again). */
   private checking = false;
+  /** That check's INFO while it is out (never rejects): a ballot waits for it, bounded, rather than count the master out. */
+  private checkOut: Promise<void> | undefined;
   /** Monotonic time the server started (from its uptime); -Infinity until known. */
   startedAt = -Infinity;
   /** Settles once the first INFO answered or failed (a down master never answers). */
@@ -38,6 +40,11 @@ export class RestartWatch {
     this.known = new Promise((resolve) => (this.settleKnown = resolve));
     this.offReady = connection.onReady(() => this.check());
     if (connection.ready) this.check();
+  }
+
+  /** Settles once the restart check under way (a reconnect's INFO) has answered or failed; undefined when none is out. */
+  get checked(): Promise<void> | undefined {
+    return this.checkOut;
   }
 
   /** Milliseconds this master still sits out (0: it votes). */
@@ -62,7 +69,7 @@ export class RestartWatch {
   private check(): void {
     const known = this.runId !== undefined;
     if (known) this.checking = true;
-    this.connection.info('server').then(
+    const out = this.connection.info('server').then(
       (info) => {
         this.checking = false;
         this.learn(/run_id:(\w+)/.exec(info)?.[1], Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000);
@@ -73,6 +80,11 @@ export class RestartWatch {
         this.settleKnown();
       },
     );
+    if (!known) return;
+    this.checkOut = out;
+    void out.then(() => {
+      if (this.checkOut === out) this.checkOut = undefined;
+    });
   }
 
   /** A run_id and uptime (ms) read from the server: a new run_id is a restart. */
@@ -119,6 +131,11 @@ export class SitOut {
     const known = () => void (this.agesKnown = true);
     this.ages ??= withTimeout(Promise.all(this.masters.filter((m) => !m.down).map((m) => m.restarts?.known)), 500, 'INFO').then(known, known);
     return this.ages;
+  }
+
+  /** Settles once master i's restart check under way has answered or failed (RestartWatch.checked); undefined when none is out. */
+  checked(i: number): Promise<void> | undefined {
+    return this.masters[i].restarts?.checked;
   }
 
   /** Milliseconds master i still sits out (0: it votes). */
