@@ -437,6 +437,36 @@ describe('a release grants the head in the same script', () => {
     }
   });
 
+  it('a release that wakes a stale head reader instead of granting it grants the next one, and each leaves the queue under its own name', async () => {
+    const lockName = name();
+    const order: string[] = [];
+    const holder = await client(30_000).getReadWriteLock(lockName).writeLock().acquire();
+    const waits: Record<string, Promise<{ release(): Promise<void> }>> = {};
+    for (const label of ['r1', 'r2']) {
+      waits[label] = waiter(lockName, 'read', label, order).pending;
+      const length = Object.keys(waits).length;
+      await waitFor(async () => (await queue(lockName)).length === length, { message: `${label} queued` });
+    }
+    const [first, second] = await queue(lockName);
+    // r1's ticket dates from more than half its lease ago: a release wakes it to ask
+    // again rather than grant it a lease mostly spent, and goes on to r2.
+    const tickets = `${base(lockName)}:tickets`;
+    const [wait, lease, at, side] = (await redis.hget(tickets, first))!.split(' ');
+    await redis.hset(tickets, first, [wait, lease, Number(at) - Number(lease), side].join(' '));
+    await holder.release();
+    const r2 = await withTimeout(waits.r2, 2_000, 'r2 got in');
+    // Woken, r1 asks again and reads beside r2: r2's grant took r2's place in the queue,
+    // not r1's (a place left behind under r2's name would block every later caller).
+    const r1 = await withTimeout(waits.r1, 2_000, 'r1 got in after its wake-up');
+    expect(order).toEqual(['r2', 'r1']);
+    expect(second).not.toBe(first);
+    expect(await queue(lockName)).toEqual([]);
+    expect(await redis.exists(`${base(lockName)}:deadlines`)).toBe(0);
+    await r1.release();
+    await r2.release();
+    expect(await leftovers(lockName)).toEqual([]);
+  });
+
   it('one release grants every reader at the head up to the first writer, together', async () => {
     const lockName = name();
     const order: string[] = [];

@@ -306,6 +306,38 @@ describe('on one master', () => {
     expect(afterExpiry).toBe(false);
   }, 20_000);
 
+  it('a release that wakes a stale head waiter instead of granting it grants the next one, and each leaves the queue under its own name', async () => {
+    const s = name();
+    const holder = await client({ watchdogTimeout: 30_000 }).getSemaphore(s, 2).acquire({ permits: 2 });
+    // 30 s heartbeats: the waiters ask again on their own only every 10 s.
+    const order: string[] = [];
+    const waits: Record<string, Promise<{ release(): Promise<void> }>> = {};
+    for (const label of ['s1', 's2']) {
+      waits[label] = client({ watchdogTimeout: 30_000 })
+        .getSemaphore(s, 2)
+        .acquire()
+        .then((permit) => (order.push(label), permit));
+      const length = Object.keys(waits).length;
+      await waitFor(async () => (await queue(s)).length === length, { message: `${label} queued` });
+    }
+    const [first] = await queue(s);
+    // s1's ticket dates from more than half its lease ago: a release wakes it to ask
+    // again rather than grant it a lease mostly spent, and goes on to s2.
+    const tickets = `${semKey(s)}:tickets`;
+    const [wait, lease, at, ...rest] = (await redis.hget(tickets, first))!.split(' ');
+    await redis.hset(tickets, first, [wait, lease, Number(at) - Number(lease), ...rest].join(' '));
+    await holder.release();
+    const s2 = await withTimeout(waits.s2, 2_000, 's2 got in');
+    // Woken, s1 asks again and takes the permit left: s2's grant took s2's place in the
+    // queue, not s1's (a place left behind under s2's name would hold back every later waiter).
+    const s1 = await withTimeout(waits.s1, 2_000, 's1 got in after its wake-up');
+    expect(order).toEqual(['s2', 's1']);
+    expect(await queue(s)).toEqual([]);
+    await s1.release();
+    await s2.release();
+    expect(await leftovers()).toEqual([]);
+  });
+
   it("a SIGKILLed holder's permits come back within its lease", async () => {
     const s = name();
     const proc = spawn(process.execPath, ['-r', 'tsx/cjs', 'spec/fixtures/semaphore-holder.ts', String(server.port), s, '3', '3'], {

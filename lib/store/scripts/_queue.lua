@@ -140,23 +140,25 @@ local function grantMark(q, owner, wait)
   return string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
 end
 
--- Grants `head` what its ticket asks for: `give(lease)` makes the primitive's hold and
--- returns its token; the ticket becomes the grant's mark, and 'owner wait token' goes to
--- the head's client channel (the releasing client also hands it to its own wait from the
--- reply). Woken to ask instead: a head with no `give` (no grant allowed), or whose ticket
--- is older than half its lease (too little of it would be left). Returns the message.
--- `ticket`: the head's ticket when the caller has just read it.
-local function grantTo(q, head, now, give, ticket)
-  local wait, lease, at = string.match(ticket or redis.call('hget', q.tickets, head) or '', '^(w%w+) (%d+) (%d+)')
+-- Grants the queued `owner` what its ticket asks for: `give(lease)` makes the primitive's
+-- hold and returns its token; the ticket becomes the grant's mark, and 'owner wait token'
+-- goes to the owner's client channel (the releasing client also hands it to its own wait
+-- from the reply). Woken to ask instead: an owner with no `give` (no grant allowed), or
+-- whose ticket is older than half its lease (too little of it would be left). Returns the
+-- message. `ticket`: the owner's ticket when the caller has just read it; `head`: the
+-- queue's head, when the caller knows it (a grant loop that woke an owner ahead of this
+-- one does not: that owner still heads the queue).
+local function grantTo(q, owner, now, give, ticket, head)
+  local wait, lease, at = string.match(ticket or redis.call('hget', q.tickets, owner) or '', '^(w%w+) (%d+) (%d+)')
   if not give or not wait or now - tonumber(at) > tonumber(lease) / 2 then
-    wakeOwner(q.channel, head, q.how)
+    wakeOwner(q.channel, owner, q.how)
     return nil
   end
   local token = give(tonumber(lease))
-  redis.call('hset', q.tickets, head, 'g ' .. wait .. ' ' .. token)
-  dequeue(q, head, now, head, true)
-  local message = head .. ' ' .. wait .. ' ' .. token
-  notify(q.channel .. ':' .. clientOf(head), message, q.how)
+  redis.call('hset', q.tickets, owner, 'g ' .. wait .. ' ' .. token)
+  dequeue(q, owner, now, head, true)
+  local message = owner .. ' ' .. wait .. ' ' .. token
+  notify(q.channel .. ':' .. clientOf(owner), message, q.how)
   return message
 end
 
@@ -167,5 +169,5 @@ local function grantHead(q, head, now, allowed)
     redis.call('hset', q.lock, head, 1)
     redis.call('pexpire', q.lock, lease)
     return string.format('%.0f', mint(q.fence, q.retention))
-  end)
+  end, nil, head)
 end
