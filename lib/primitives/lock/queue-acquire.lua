@@ -36,9 +36,8 @@ prune(q, now)
 if redis.call('hexists', q.lock, owner) == 1 then
   -- A release granted this wait the lock and its message has not been read: the grant,
   -- not another level.
-  local granted = grantMark(q, owner, wait)
+  local granted = takeUp(q, owner, wait)
   if granted then
-    redis.call('hdel', q.tickets, owner)
     return {1, tonumber(granted), redis.call('pttl', q.lock)}
   end
   redis.call('hincrby', q.lock, owner, 1)

@@ -6,22 +6,17 @@
 -- 'spublish'. The wake-up channel is KEYS[1]..':next'.
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
   channel = KEYS[1] .. ':next', how = ARGV[4], window = windowOf(ARGV[3])}
-local owner, wait = ARGV[1], ARGV[2]
-if grantMark(q, owner, wait) then
-  redis.call('hdel', q.tickets, owner)
+local owner = ARGV[1]
+local head = leave(q, owner, ARGV[2], clock(), function()
   -- The grant's level (another wait of this owner may hold more).
   if redis.call('hexists', q.lock, owner) == 1 and redis.call('hincrby', q.lock, owner, -1) <= 0 then
     redis.call('del', q.lock)
   end
-elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
-  redis.call('hdel', q.tickets, owner)
-end
-local head = redis.call('lindex', q.queue, 0)
-if redis.call('zscore', q.deadlines, owner) or head == owner then dequeue(q, owner, clock()) end
+end)
 if redis.call('exists', q.queue) == 0 then
   if redis.call('exists', q.lock) == 0 then redis.call('del', q.tickets) end
 elseif head ~= owner and redis.call('exists', q.lock) == 0 then
   -- The head stays; the free lock (a grant given back) is its to take.
-  wakeOwner(q.channel, redis.call('lindex', q.queue, 0), q.how)
+  wakeOwner(q.channel, head, q.how)
 end
 return 1

@@ -42,12 +42,6 @@ local function rwSide(q, owner)
   return string.match(redis.call('hget', q.tickets, owner) or '', '^w%w+ %d+ %d+ ([rw])$')
 end
 
--- The token and stamp of the grant made to `owner`'s wait `wait` while it stands, or nil.
-local function rwMark(q, owner, wait)
-  if wait == '' then return nil end
-  return string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+ %d+)$')
-end
-
 -- `owner` reads (one more level); its lease may grow, never shrink.
 local function rwRead(q, owner, lease, now)
   redis.call('hincrby', q.R, owner, 1)
@@ -77,11 +71,11 @@ end
 -- The next grant's stamp (see above): afresh, the server's clock in us, as _mint.lua's.
 local function rwStamp(q)
   local stamp = redis.call('hincrby', q.tickets, '#stamp', 1)
-  if stamp > 1 then return string.format('%.0f', stamp) end
-  local t = redis.call('time')
-  stamp = t[1] .. string.format('%06d', tonumber(t[2]))
-  redis.call('hset', q.tickets, '#stamp', stamp)
-  return stamp
+  if stamp == 1 then
+    stamp = clockMicros()
+    redis.call('hset', q.tickets, '#stamp', string.format('%.0f', stamp))
+  end
+  return string.format('%.0f', stamp)
 end
 
 -- Grants (grantTo) in arrival order while nobody writes: the writer at the head when no

@@ -30,9 +30,8 @@ local hash = mode == 'r' and q.R or q.W
 
 -- A release granted this wait the hold and its message has not been read: the grant, not
 -- another level. A mark whose hold is gone (expired) stands for nothing.
-local mark = rwMark(q, owner, wait)
+local mark = takeUp(q, owner, wait)
 if mark then
-  redis.call('hdel', q.tickets, owner)
   if redis.call('hexists', hash, owner) == 1 then
     local left = mode == 'r' and tonumber(redis.call('zscore', q.E, owner)) - now or redis.call('pttl', q.W)
     return {1, tonumber(string.match(mark, '^(%d+)')), math.max(0, left)}

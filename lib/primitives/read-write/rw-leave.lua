@@ -6,17 +6,13 @@
 -- ARGV[7] key retention ms.
 local q = {W = KEYS[1], R = KEYS[2], E = KEYS[3], fence = KEYS[4], queue = KEYS[5], deadlines = KEYS[6], tickets = KEYS[7],
   rch = ARGV[4], wch = ARGV[5], how = ARGV[6], retention = tonumber(ARGV[7])}
-local owner, mode, wait = ARGV[1], ARGV[2], ARGV[3]
+local owner, mode = ARGV[1], ARGV[2]
 local now = clock()
 local hash = mode == 'r' and q.R or q.W
-if rwMark(q, owner, wait) then
-  redis.call('hdel', q.tickets, owner)
+leave(q, owner, ARGV[3], now, function()
   -- The grant's level (another wait of this owner may hold more).
   if redis.call('hexists', hash, owner) == 1 and redis.call('hincrby', hash, owner, -1) <= 0 then rwDrop(q, mode, owner, now) end
-elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
-  redis.call('hdel', q.tickets, owner)
-end
-if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now) end
+end)
 rwPrune(q, now)
 rwGrant(q, now)
 return 1

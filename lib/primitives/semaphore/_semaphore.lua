@@ -108,12 +108,7 @@ end
 -- clock in us, as _mint.lua's), so a wait takes a message up only if it came after its
 -- last refusal, which carries the last stamp (engine/waits.ts).
 local function semStamp(s)
-  if s.stamp > 0 then
-    s.stamp = s.stamp + 1
-  else
-    local t = redis.call('time')
-    s.stamp = tonumber(t[1] .. string.format('%06d', tonumber(t[2])))
-  end
+  s.stamp = s.stamp > 0 and s.stamp + 1 or clockMicros()
   return string.format('%.0f', s.stamp)
 end
 

@@ -23,8 +23,7 @@ if dropped then v = redis.call('hget', q.sem, id) end
 
 if v then
   -- A release granted this wait the permits and its message has not been read: the grant.
-  if grantMark(q, id, wait) then
-    redis.call('hdel', q.tickets, id)
+  if takeUp(q, id, wait) then
     semWrite(q, s)
     return {1, math.max(0, tonumber(redis.call('zscore', q.expiry, id)) - now)}
   end

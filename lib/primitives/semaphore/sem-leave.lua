@@ -5,10 +5,7 @@ local q = {sem = KEYS[1], expiry = KEYS[2], queue = KEYS[3], deadlines = KEYS[4]
 local id = ARGV[1]
 local s, v = semRead(q, id)
 local now = clock()
--- A permit id waits once: a mark in its name is its wait's grant.
-if grantMark(q, id, ARGV[2]) then semDrop(q, s, id, v) end
-redis.call('hdel', q.tickets, id)
-if redis.call('zscore', q.deadlines, id) then dequeue(q, id, now) end
+leave(q, id, ARGV[2], now, function() semDrop(q, s, id, v) end)
 semPrune(q, s, now)
 semGrant(q, s, now)
 return 1

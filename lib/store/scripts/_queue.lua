@@ -134,10 +134,27 @@ local function enqueue(q, owner, head, ticket, heartbeat, now)
   return head
 end
 
--- The token of the grant made to `owner`'s wait `wait` while it stands untaken, or nil.
-local function grantMark(q, owner, wait)
+-- Takes up the grant made to `owner`'s wait `wait` while it stands untaken (its mark
+-- goes): returns what the grant's message carried after the wait id (the primitive's
+-- token), or nil when no grant stands.
+local function takeUp(q, owner, wait)
   if wait == '' then return nil end
-  return string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (%d+)$')
+  local mark = string.match(redis.call('hget', q.tickets, owner) or '', '^g ' .. wait .. ' (.+)$')
+  if mark then redis.call('hdel', q.tickets, owner) end
+  return mark
+end
+
+-- `owner`'s wait `wait` gives up (timeout, abort, close) and leaves the queue at once: a
+-- grant made to it and never taken up is given back (`giveBack()` drops the level the
+-- grant made), and its ticket goes. Returns the queue's head before it left.
+local function leave(q, owner, wait, now, giveBack)
+  local ticket = redis.call('hget', q.tickets, owner) or ''
+  local granted = string.sub(ticket, 1, #wait + 3) == 'g ' .. wait .. ' '
+  if granted or string.sub(ticket, 1, #wait + 1) == wait .. ' ' then redis.call('hdel', q.tickets, owner) end
+  if granted then giveBack() end
+  local head = redis.call('lindex', q.queue, 0)
+  if head == owner or redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now, head) end
+  return head
 end
 
 -- Grants the queued `owner` what its ticket asks for: `give(lease)` makes the primitive's
