@@ -80,3 +80,12 @@ export function loadHoldfast(root = WORKING_TREE_ROOT): HoldfastModule {
   loaded.set(root, holdfast);
   return holdfast;
 }
+
+/**
+ * The LockClient class of the working tree (or of the checkout at `root`), loaded as
+ * loadHoldfast() loads it, typed with the working tree's full API: for the scenarios
+ * that use more of it than HoldfastClient names (semaphore, multi-lock, read-write lock).
+ */
+export function lockClientClass(root = WORKING_TREE_ROOT): typeof WorkingTree.LockClient {
+  return loadHoldfast(root).LockClient as unknown as typeof WorkingTree.LockClient;
+}

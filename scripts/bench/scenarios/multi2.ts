@@ -6,7 +6,7 @@
  * each name in turn by EVALSHA. Ratios are to that floor in the same round.
  */
 import Redlock, { type Lock as RedlockLock } from 'redlock';
-import { LockClient } from '../../../lib';
+import { lockClientClass } from '../impls/holdfast-module';
 import { LEASE } from '../config';
 import type { Env } from '../env';
 import { connect, quitAll } from '../impls/connect';
@@ -42,6 +42,7 @@ async function openPairOf(open: (ports: number[]) => Promise<Runner>, ports: num
 /** holdfast over ioredis: getMultiLock(pair).lock()/unlock(), or two getLock()s in turn. */
 async function openHoldfastPair(ports: number[], multi: boolean): Promise<Runner> {
   const conn = await connect(ports[0]!);
+  const LockClient = lockClientClass();
   const client = new LockClient(conn, { watchdogTimeout: LEASE });
   client.on('error', (e) => noteError('holdfast multi2 error event', e));
   return {

@@ -5,7 +5,8 @@
  * the read-write lock with one write in ten. The ratio column is × the plain lock.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockClient, type Lock } from '../../../lib';
+import type { Lock } from '../../../lib';
+import { lockClientClass } from '../impls/holdfast-module';
 import { LEASE } from '../config';
 import type { Env } from '../env';
 import { connect, quitAll } from '../impls/connect';
@@ -21,6 +22,7 @@ let runs = 0;
 function openReadMostly(writes: number | null): (ports: number[]) => Promise<Runner> {
   return async (ports) => {
     const conns = await Promise.all(ports.map(connect));
+    const LockClient = lockClientClass();
     const client = new LockClient(conns[0], { watchdogTimeout: LEASE });
     client.on('error', (e) => noteError('readmostly error event', e));
     // One name per run, shared by every loop (cycleScenario names a key per loop).

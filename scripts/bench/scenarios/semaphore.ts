@@ -8,11 +8,13 @@
  *
  * redis-semaphore polls every `retryInterval` (10 ms, its default) and grants whoever
  * polls when permits are free; holdfast queues waiters in Redis and wakes them by pub/sub.
+ * The semaphore hand-off floor (impls/semaphore-handoff.ts) says, in the same run, how fast
+ * any semaphore that keeps arrival order can go.
  */
-import path from 'node:path';
 import type Redis from 'ioredis';
 import { MultiSemaphore, Semaphore as PeerSemaphore } from 'redis-semaphore';
-import { LockClient } from '../../../lib';
+import type { LockClient } from '../../../lib';
+import { lockClientClass } from '../impls/holdfast-module';
 import { LEASE, MAX_WAIT_MS, PEER_RETRY_MS } from '../config';
 import { measured } from '../disturbance';
 import type { Env } from '../env';
@@ -22,6 +24,7 @@ import { log, noteError } from '../log';
 import { append, median, percentiles } from '../stats';
 import { summarize, type RoundRecord, type ScenarioResult } from '../results';
 import { Meter } from '../meter';
+import { semaphoreHandoff } from '../impls/semaphore-handoff';
 
 const WORKERS = 16;
 const LIMIT = 4;
@@ -58,21 +61,20 @@ const peer: Open = (name, conns) => {
   return { workers, close: async () => undefined };
 };
 
-const holdfast = holdfastOf(LockClient);
-
 /**
- * The implementations, with --baseline's holdfast as a third: its lib/index.ts, loaded
- * the way this scenario loads the working tree's (through tsx), so the two compare alike.
+ * The implementations, with --baseline's holdfast as a third: each holdfast as built
+ * (loadHoldfast: dist/cjs, or lib/ for both with BENCH_HOLDFAST_FROM=lib), so the two
+ * compare alike and as the other scenarios measure holdfast.
  */
 function implsOf(baseline: Env['baseline']): (ImplDef & { run: Open })[] {
   const impls: (ImplDef & { run: Open })[] = [
     { id: 'redis-semaphore-sem', label: 'redis-semaphore Semaphore', family: 'redis-semaphore', open: unused, run: peer },
-    { id: 'holdfast-sem', label: 'holdfast Semaphore', family: 'holdfast', open: unused, run: holdfast },
+    { id: 'holdfast-sem', label: 'holdfast Semaphore', family: 'holdfast', open: unused, run: holdfastOf(lockClientClass()) },
+    { id: 'semaphore-handoff', label: 'semaphore hand-off floor (arrival order, a release grants the head)', family: 'contract-floor', open: unused, run: (name, conns) => semaphoreHandoff(name, conns, WORKERS, LIMIT, LEASE, permitsOf) },
   ];
   if (baseline) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(path.join(baseline.dir, 'lib', 'index.ts')) as { LockClient: SemaphoreClientClass };
-    impls.push({ id: `holdfast-sem@${baseline.ref}`, label: `holdfast@${baseline.ref} Semaphore`, family: 'holdfast-baseline', twinOf: 'holdfast-sem', open: unused, run: holdfastOf(mod.LockClient) });
+    const Client = lockClientClass(baseline.dir) as unknown as SemaphoreClientClass;
+    impls.push({ id: `holdfast-sem@${baseline.ref}`, label: `holdfast@${baseline.ref} Semaphore`, family: 'holdfast-baseline', twinOf: 'holdfast-sem', open: unused, run: holdfastOf(Client) });
   }
   return impls;
 }
