@@ -11,7 +11,7 @@ import { HolderChannel } from './holder-channel.js';
 import { lateGrant } from './late-grant.js';
 import type { HoldRegistry } from './registry.js';
 import { releaseHold } from './release.js';
-import type { AcquireRequest, WaitHost } from './request.js';
+import { attemptTimeout, type AcquireRequest, type WaitHost } from './request.js';
 import { unavailable } from './unavailable.js';
 import { Waits } from './waits.js';
 
@@ -67,9 +67,10 @@ export class Engine implements WaitHost, HoldListener {
   /**
    * Takes the lock for owner: a reentry, one attempt (waitTime 0), or a wait. Resolves
    * with the hold, or null when the wait ran out while the lock was held by another
-   * owner; rejects with LockUnavailableError when its last attempt failed.
+   * owner; rejects with LockUnavailableError when its last attempt failed. `settleBy`:
+   * see AcquireRequest (a multi-lock's take).
    */
-  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null> {
+  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined, settleBy = Infinity): Promise<Hold | null> {
     // Not async: a call that queues at once (a contended lock) returns the wait's own
     // promise, one layer less per acquisition; the checks reject instead of throwing.
     // Closing: rejected once close() has resolved, as the waits it ends are (a caller who
@@ -85,6 +86,7 @@ export class Engine implements WaitHost, HoldListener {
       renewed: leaseTime === undefined,
       start,
       deadline: waitTime === undefined ? Infinity : start + waitTime,
+      settleBy,
       signal,
     };
     const mine = this.holds.get(keys.id, owner);
@@ -175,7 +177,7 @@ export class Engine implements WaitHost, HoldListener {
    */
   private async attemptOnce(request: AcquireRequest, held: number): Promise<AcquireResult> {
     const { primitive, keys, owner, lease, signal } = request;
-    const result = await primitive.attempt(keys, owner, lease, held, this.timeoutFor(lease)).catch((error: unknown) => {
+    const result = await primitive.attempt(keys, owner, lease, held, attemptTimeout(this, request)).catch((error: unknown) => {
       throw signal?.aborted ? signal.reason : error;
     });
     const failure: unknown = signal?.aborted ? signal.reason : result.granted ? lateGrant(request, result) : undefined;

@@ -28,8 +28,9 @@ export interface ReLeaseHost {
  * master or Cluster slot. From the send on, no hold is renewed by the watchdog, and
  * each deadline is at most the re-lease's own (Hold.fixLease), so the client never
  * counts on a key longer than Redis keeps it, whether the re-lease lands or not.
+ * `settleBy`: the take's (AcquireRequest.settleBy), which its renewal keeps too.
  */
-export async function reLease(host: ReLeaseHost, holds: readonly Hold[], lease: number): Promise<ReLeased[]> {
+export async function reLease(host: ReLeaseHost, holds: readonly Hold[], lease: number, settleBy = Infinity): Promise<ReLeased[]> {
   const sending = holds.filter((h) => h.joinable);
   if (sending.length === 0) return holds.map(() => 'lost');
   const bound = heldUntil(now(), lease);
@@ -38,7 +39,7 @@ export async function reLease(host: ReLeaseHost, holds: readonly Hold[], lease: 
     host.watchdog.fixed(hold);
   }
   const items = sending.map((h) => ({ keys: h.keys, owner: h.owner, lease, levels: h.count, renewal: h.primitive.renewal }));
-  const timeout = Math.max(1, Math.min(host.timeoutFor(lease), bound - now()));
+  const timeout = Math.max(1, Math.min(host.timeoutFor(lease), bound - now(), settleBy - now()));
   const outcomes: RenewOutcome[] = await host.store.renew(items, timeout).catch((error: Error) => sending.map(() => ({ ok: false as const, error })));
   const answers = new Map<Hold, ReLeased>();
   sending.forEach((hold, i) => {

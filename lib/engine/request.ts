@@ -16,7 +16,24 @@ export interface AcquireRequest {
   readonly start: number;
   /** Monotonic time the wait gives up (Infinity: until held, aborted or closed). */
   readonly deadline: number;
+  /**
+   * Monotonic time by which every attempt of the request has settled (Infinity: each
+   * has one command bound of its own). A multi-lock's take asks its names one after
+   * another under one budget: its attempts share the one bound past that budget that
+   * DESIGN allows a wait ("Waiting"), instead of one bound each.
+   */
+  readonly settleBy: number;
   readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * The bound of one attempt of `request`: one command bound, cut to what is left before
+ * its settleBy (at least 1 ms: an attempt past it fails at once, as a timed-out one does,
+ * and a grant it brought late is given back).
+ */
+export function attemptTimeout(host: { timeoutFor(lease: number): number }, request: AcquireRequest): number {
+  const bound = host.timeoutFor(request.lease);
+  return request.settleBy === Infinity ? bound : Math.max(1, Math.min(bound, request.settleBy - performance.now()));
 }
 
 /** What the waits (local queue, fair queue) need from the engine. */

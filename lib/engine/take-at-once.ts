@@ -48,7 +48,7 @@ export async function takeAtOnce(
   const deadline = waitTime === undefined ? Infinity : start + waitTime;
   const calls = primitive.attemptAll(keys, owner, lease, host.timeoutFor(lease));
   if (!calls) return undefined;
-  const requests = keys.map((k): AcquireRequest => ({ keys: k, owner, primitive, lease, renewed: leaseTime === undefined, start, deadline, signal }));
+  const requests = keys.map((k): AcquireRequest => ({ keys: k, owner, primitive, lease, renewed: leaseTime === undefined, start, deadline, settleBy: Infinity, signal }));
   // Aborted while out: its reply is awaited all the same (within the command bound), so
   // that what it granted goes back before the call settles.
   const results = await Promise.allSettled(calls);

@@ -9,7 +9,7 @@ import { backoff, refusedSleep } from './backoff.js';
 import { Bell } from './bell.js';
 import type { Hold } from './hold.js';
 import { KeyWatches, subscribedBy, type Wait } from './key-watch.js';
-import type { AcquireRequest, WaitHost } from './request.js';
+import { attemptTimeout, type AcquireRequest, type WaitHost } from './request.js';
 import { SelfDeadlockWatch } from './self-deadlock.js';
 import { unavailable } from './unavailable.js';
 
@@ -118,7 +118,7 @@ export class Waits {
     // does not cut it short: answered once the wait is over, it settles only after
     // giving back the grant it brought, and then answers undefined.
     const ask = async (): Promise<Granted | Refused | undefined> => {
-      const result = await primitive.attempt(keys, owner, request.lease, 0, host.timeoutFor(request.lease), queued ? wait.id : undefined);
+      const result = await primitive.attempt(keys, owner, request.lease, 0, attemptTimeout(host, request), queued ? wait.id : undefined);
       if (!result.granted) wait.joined = queued;
       if (!over()) return result;
       if (result.granted) await host.giveBack(request);
@@ -263,7 +263,7 @@ export class Waits {
       // that is gone or slow. The leave of a wait that never took up its grant only
       // removes its own entry (its id is unique) and gives back a grant made to it.
       const leaving = granted ? undefined : this.leave(wait);
-      if (leaving && lastError === undefined) await settledWithin(leaving, deadline + host.timeoutFor(request.lease) - now());
+      if (leaving && lastError === undefined) await settledWithin(leaving, Math.min(deadline + host.timeoutFor(request.lease), request.settleBy) - now());
     }
   }
 

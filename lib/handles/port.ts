@@ -18,7 +18,10 @@ export interface LockPort {
   /** A fresh owner for one acquisition made outside every scope. */
   unscopedOwner(): string;
   holdOf(keys: LockKeys, owner: string): Hold | undefined;
-  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined): Promise<Hold | null>;
+  /** `settleBy`: when every attempt of the call has settled (a multi-lock's take: engine/request.ts AcquireRequest). */
+  acquire(primitive: Primitive, keys: LockKeys, owner: string, leaseTime: number | undefined, waitTime: number | undefined, signal: AbortSignal | undefined, settleBy?: number): Promise<Hold | null>;
+  /** The bound of one Redis call about a hold of this lease (absent: the watchdog's). */
+  commandBound(leaseTime: number | undefined): number;
   release(hold: Hold): Promise<void>;
   /**
    * Several names for owner in one call, all or none (engine/take-at-once.ts): a hold per
@@ -29,9 +32,9 @@ export interface LockPort {
   releaseAll(holds: readonly Hold[]): Promise<void>[] | undefined;
   /**
    * Gives the holds a fixed lease of `lease` ms from now, in one renewal per master or
-   * slot (engine/re-lease.ts says what each answer means).
+   * slot (engine/re-lease.ts says what each answer means), settled by `settleBy` when given.
    */
-  reLease(holds: readonly Hold[], lease: number): Promise<ReLeased[]>;
+  reLease(holds: readonly Hold[], lease: number, settleBy?: number): Promise<ReLeased[]>;
   /** `primitive`: whose forceUnlock deletes the holds (absent: the lock hash's). */
   forceUnlock(keys: LockKeys, primitive?: Primitive): Promise<boolean>;
   /** `primitive`: whose requestRelease asks the holders (absent: the lock hash's). How many holds were asked. */

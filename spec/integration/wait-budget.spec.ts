@@ -256,3 +256,58 @@ describe('one master, a grant that came after a reconnect', () => {
     });
   }, 20_000);
 });
+
+// A multi-lock asks its names one after another under one budget: its attempts share
+// the one command bound past it, as one wait's would, and what it took goes back at
+// once (every name side by side), within one bound more.
+describe('one master, a multi-lock whose replies are slow', () => {
+  let server: RedisServer;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    server = await startServer();
+    admin = new Redis(server.port, '127.0.0.1');
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+  });
+
+  it('asks the names left after its budget within one command bound in all, and gives back within one more', async () => {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+    const slow = await lockConnection(proxy.port);
+    // A longer lease than the other cases: holds must outlive round trips of 600 ms.
+    const bound = 1_000;
+    const locks = new LockClient(slow, { watchdogTimeout: 3 * bound });
+    clients.push(locks);
+    try {
+      const base = name();
+      const names = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `${base}-${x}`);
+      const group = locks.getMultiLock(names);
+      // Connected and scripts loaded before the fault.
+      expect(await group.tryLock()).toBe(true);
+      await group.unlock();
+      await locks.scope(async () => {
+        // Held by the scope already: the group goes name by name (a reentry first).
+        const outer = locks.getLock(names[0]!);
+        await outer.lock();
+        // Each round trip through the proxy takes about 600 ms, within the bound: every
+        // attempt answers in time, but six in turn do not fit in one bound.
+        proxy.latency(300);
+        const { ms, value, error } = await timed(() => group.tryLock());
+        expect(ms).toBeLessThan(2 * bound + SLACK);
+        expect(value ?? error).toBeInstanceOf(LockUnavailableError);
+        proxy.latency(0);
+        // The reentry's level went back: the outer hold is as it was.
+        expect(await outer.getHoldCount()).toBe(1);
+        await outer.unlock();
+      });
+      // Nothing of the group is left.
+      await waitFor(async () => (await admin.exists(...names.map((n) => `holdfast:{${n}}`))) === 0, { timeout: 3_000, interval: 10, message: 'every name given back' });
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      await closeConnection(slow);
+      await proxy.close();
+    }
+  }, 20_000);
+});

@@ -114,11 +114,12 @@ export interface TimedOut {
  * every name after it are given back and taken again, in order, within the same budget.
  * A loss once the budget is spent ends the take as a timeout of that name (so a take
  * always ends). Any other failure (the budget ran out, an attempt or the re-lease could
- * not reach Redis, an abort, the client closing) gives back what was taken, in reverse,
- * before the call settles. A budget already spent still allows one attempt per name
- * left (waitTime 0 is one attempt), so the call settles within waitTime plus one command
- * bound per name, one for the re-lease, and one for the give-back of a take that ends
- * without every name.
+ * not reach Redis, an abort, the client closing) gives back what was taken before the
+ * call settles. A budget already spent still allows one attempt per name left (waitTime
+ * 0 is one attempt), but every attempt and the re-lease settle within one command bound
+ * past the budget (`settleBy`, AcquireRequest), as one wait's would: the call settles
+ * within waitTime plus that bound, and one more for the give-back (every name at once)
+ * of a take that ends without every name.
  */
 export async function takeAll(
   port: LockPort,
@@ -130,6 +131,8 @@ export async function takeAll(
   signal: AbortSignal | undefined,
 ): Promise<HoldGroup | TimedOut> {
   const deadline = waitTime === undefined ? Infinity : now() + waitTime;
+  // Names asked one after another share the one command bound past the budget.
+  const settleBy = deadline + port.commandBound(leaseTime);
   const together = await port.acquireAll(primitive, ordered, owner, leaseTime, waitTime, signal);
   if (together) return new HoldGroup(together);
   const taken: Hold[] = [];
@@ -152,7 +155,7 @@ export async function takeAll(
         const stop = new WaitStop(signal, taken);
         let hold: Hold | null;
         try {
-          hold = await port.acquire(primitive, keys, owner, watched ? undefined : leaseTime, budget, stop.signal);
+          hold = await port.acquire(primitive, keys, owner, watched ? undefined : leaseTime, budget, stop.signal, settleBy);
         } catch (error) {
           if (!stop.byLoss || signal?.aborted) throw error;
           hold = null;
@@ -169,7 +172,7 @@ export async function takeAll(
         if (!hold && lost === undefined) return await timedOut(port, taken, keys.name);
       }
       const fixed = taken.filter((h) => early.has(h));
-      const answers = fixed.length > 0 ? await port.reLease(fixed, leaseTime!) : [];
+      const answers = fixed.length > 0 ? await port.reLease(fixed, leaseTime!, settleBy) : [];
       const failed = answers.find((a): a is { error: LockUnavailableError } => typeof a === 'object');
       if (failed) throw failed.error;
       const lost = await dropLost();
@@ -189,11 +192,13 @@ async function timedOut(port: LockPort, taken: Hold[], name: string): Promise<Ti
 }
 
 /**
- * Releases what a failed take holds, in reverse. Its errors are not the caller's: a
- * lost name was reported by its 'lost' event, and a release that could not reach Redis
- * leaves a key that expires within its lease.
+ * Releases what a failed take holds, every name at once (in one call where
+ * LockPort.releaseAll can): the give-back settles within one command bound, however
+ * many names were taken. Its errors are not the caller's: a lost name was reported by
+ * its 'lost' event, and a release that could not reach Redis leaves a key that expires
+ * within its lease.
  */
 async function giveBack(port: LockPort, taken: Hold[]): Promise<void> {
   if (taken.length === 0) return;
-  await new HoldGroup(taken).release(port).catch(() => undefined);
+  await Promise.allSettled(port.releaseAll(taken) ?? taken.map((hold) => port.release(hold)));
 }

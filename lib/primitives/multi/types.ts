@@ -74,9 +74,9 @@ export interface MultiHeld extends MultiHeldContext, AsyncDisposable {
  * again within the same wait budget.
  *
  * Owners, waiting and errors are the {@link Lock}'s: a wait keeps one budget for all
- * the names and settles within `waitTime` plus one command bound per name, and one more
- * for each of the two steps after the names: re-leasing them to a `leaseTime`, giving
- * back what a wait that ends without every name took. Events stay per name
+ * the names and settles within `waitTime` plus one command bound, as a Lock's wait
+ * (its attempts and the re-lease to a `leaseTime` share that bound), and one more when
+ * it ends without every name: giving back what it took, every name at once. Events stay per name
  * (`kind: 'multi'`): listen on the client or on `getLock(name)`. In quorum mode each
  * name is a quorum lock (a majority per name).
  */

@@ -93,12 +93,12 @@ export function sections(ctx: SectionsContext) {
   /** The command bound of a wait's calls (the client's, for its lease; with syncReplicas, its WAIT too): DESIGN lets a wait end this far past its budget. */
   const boundOf = (lease: number | undefined): number => (config.quorumSitOut ? 2 : 1) * commandBound(lease ?? config.watchdogTimeout, undefined) + (config.syncReplicas?.timeout ?? 0);
   /**
-   * A multi-lock's (MultiLock's doc): each name's wait may end one bound past the budget
-   * (a spent budget still allows one attempt per name left), a fixed leaseTime adds the
-   * re-lease of the names taken before the last, and a take that ends without every name
-   * settles after giving back what it took: one bound more each.
+   * A multi-lock's (MultiLock's doc): its attempts, one per name left once the budget is
+   * spent, and the re-lease of a fixed leaseTime share one bound past the budget; a take
+   * that ends without every name settles after giving back what it took, every name at
+   * once: one bound more, a name's under the watchdog's lease if that one is longer.
    */
-  const multiBoundOf = (names: number, lease: number | undefined): number => (names + 1 + (lease === undefined ? 0 : 1)) * boundOf(lease);
+  const multiBoundOf = (lease: number | undefined): number => boundOf(lease) + Math.max(boundOf(lease), boundOf(undefined));
 
   const logWait = (kind: WaitKind, lock: string, start: number, budget: number, lease: number | undefined, error: unknown, bound = boundOf(lease)): void => {
     log({ type: 'wait', worker: config.worker, pid, kind, lock, start, at: Date.now(), budget, bound, ...waitOutcome(error) });
@@ -261,12 +261,12 @@ export function sections(ctx: SectionsContext) {
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: 'released' });
     } catch (e) {
       for (const id of ids) log({ type: 'rel', id, at: Date.now(), outcome: outcomeOf(e), error: (e as Error).message });
-      if (ids.length === 0) logWait('multi', names.join('+'), called, waitTime, lease, e, multiBoundOf(names.length, lease));
+      if (ids.length === 0) logWait('multi', names.join('+'), called, waitTime, lease, e, multiBoundOf(lease));
     } finally {
       locks.off('acquired', onGrant);
       for (const name of names) active.set(name, active.get(name)! - 1);
     }
-    if (began !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'multi', lock: names.join('+'), start: called, at: began, budget: waitTime, bound: multiBoundOf(names.length, lease), outcome: 'held' });
+    if (began !== undefined) log({ type: 'wait', worker: config.worker, pid, kind: 'multi', lock: names.join('+'), start: called, at: began, budget: waitTime, bound: multiBoundOf(lease), outcome: 'held' });
     return ids.length > 0;
   };
 
