@@ -167,11 +167,7 @@ describe('quorum mode, a master stalled', () => {
   }, 30_000);
 });
 
-// A grant whose connection broke while it was out may have run twice (ioredis resends
-// it after the reconnect): its level is then set to the client's count (exactly-once.ts
-// rule 2). That check is part of the attempt, so it gets what is left of the attempt's
-// bound, not a bound of its own: unanswered within it, the grant stands as it came.
-describe('one master, a grant that came after a reconnect', () => {
+describe('one master', () => {
   let server: RedisServer;
   let admin: Redis;
 
@@ -184,130 +180,124 @@ describe('one master, a grant that came after a reconnect', () => {
     await server.stop();
   });
 
-  const BOUND = 1_000;
+  // A grant whose connection broke while it was out may have run twice (ioredis resends
+  // it after the reconnect): its level is then set to the client's count (exactly-once.ts
+  // rule 2). That check is part of the attempt, so it gets what is left of the attempt's
+  // bound, not a bound of its own: unanswered within it, the grant stands as it came.
+  describe('a grant that came after a reconnect', () => {
+    const BOUND = 1_000;
 
-  /**
-   * A client through a proxy, on an ioredis connection whatever the project (its resend,
-   * or its rejection, of a call out when the connection breaks is what is under test),
-   * scripts loaded; `fn` then runs with both, and everything is closed after it. No ready
-   * check nor client info: the resend is the first thing sent on the new connection.
-   */
-  async function withClient(options: RedisOptions, fn: (proxy: TcpProxy, locks: LockClient) => Promise<void>): Promise<void> {
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
-    const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, enableReadyCheck: false, disableClientInfo: true, ...options });
-    conn.on('error', () => undefined);
-    const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: BOUND });
-    try {
-      // Scripts loaded: the attempt under test is one EVALSHA.
-      expect(await locks.getLock(`${name()}:warm-up`).run(async () => 'held')).toBe('held');
-      await fn(proxy, locks);
-    } finally {
-      await locks.close();
-      conn.disconnect();
-      await proxy.close();
+    /**
+     * A client through a proxy, on an ioredis connection whatever the project (its resend,
+     * or its rejection, of a call out when the connection breaks is what is under test),
+     * scripts loaded; `fn` then runs with both, and everything is closed after it. No ready
+     * check nor client info: the resend is the first thing sent on the new connection.
+     */
+    async function withClient(options: RedisOptions, fn: (proxy: TcpProxy, locks: LockClient) => Promise<void>): Promise<void> {
+      const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+      const conn = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 20, enableReadyCheck: false, disableClientInfo: true, ...options });
+      conn.on('error', () => undefined);
+      const locks = new LockClient(conn, { watchdogTimeout: 5_000, commandTimeout: BOUND });
+      try {
+        // Scripts loaded: the attempt under test is one EVALSHA.
+        expect(await locks.getLock(`${name()}:warm-up`).run(async () => 'held')).toBe('held');
+        await fn(proxy, locks);
+      } finally {
+        await locks.close();
+        conn.disconnect();
+        await proxy.close();
+      }
     }
-  }
 
-  /**
-   * Starts an attempt of lock's that the server holds back (CLIENT PAUSE of pauseMs),
-   * cuts its reply path once the server ran it, then breaks the connection and brings it
-   * back slowed by `latency` ms each way.
-   */
-  async function grantedThenBroken(proxy: TcpProxy, lock: Lock, pauseMs: number, latency: number) {
-    await admin.client('PAUSE', pauseMs, 'WRITE');
-    const attempt = timed(() => lock.tryLock());
-    await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
-    proxy.blackhole();
-    await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
-    proxy.drop();
-    proxy.resume();
-    proxy.latency(latency);
-    return attempt;
-  }
+    /**
+     * Starts an attempt of lock's that the server holds back (CLIENT PAUSE of pauseMs),
+     * cuts its reply path once the server ran it, then breaks the connection and brings it
+     * back slowed by `latency` ms each way.
+     */
+    async function grantedThenBroken(proxy: TcpProxy, lock: Lock, pauseMs: number, latency: number) {
+      await admin.client('PAUSE', pauseMs, 'WRITE');
+      const attempt = timed(() => lock.tryLock());
+      await waitFor(async () => /blocked_clients:[1-9]/.test(await admin.info('clients')), { timeout: 1_000, interval: 2, message: 'the attempt held back by the pause' });
+      proxy.blackhole();
+      await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 1, { timeout: 2_000, interval: 5, message: 'the server ran the attempt' });
+      proxy.drop();
+      proxy.resume();
+      proxy.latency(latency);
+      return attempt;
+    }
 
-  it('settles within one command bound when the level check after it is slow', async () => {
-    // Resent after the reconnect: the grant (from a new epoch) comes within the bound
-    // (~2 x latency), its level check would take as long again.
-    await withClient({}, async (proxy, locks) => {
-      const lock = locks.getLock(name());
-      const { ms, value, error } = await grantedThenBroken(proxy, lock, 100, 300);
-      expect(error).toBeUndefined();
-      expect(value).toBe(true);
-      expect(ms).toBeLessThan(BOUND + SLACK);
-      proxy.latency(0);
-      await lock.unlock();
-      expect(await admin.exists(`holdfast:{${lock.name}}`)).toBe(0);
-    });
-  }, 20_000);
-
-  it('settles within one command bound when it failed with its connection and its give-back is slow', async () => {
-    // A call in flight is rejected as its connection closes, not resent (as node-redis
-    // does, and a Cluster when it gives up on a node): the server may have run it, so its
-    // grant is given back. The attempt fails half way through its bound; the give-back
-    // then takes ~2 x latency.
-    await withClient({ maxRetriesPerRequest: 0 }, async (proxy, locks) => {
-      const lock = locks.getLock(name());
-      const { ms, error } = await grantedThenBroken(proxy, lock, 500, 400);
-      expect(error).toBeInstanceOf(LockUnavailableError);
-      expect(ms).toBeLessThan(BOUND + SLACK);
-      // The give-back still lands: nothing is left held.
-      await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
-      proxy.latency(0);
-    });
-  }, 20_000);
-});
-
-// A multi-lock asks its names one after another under one budget: its attempts share
-// the one command bound past it, as one wait's would, and what it took goes back at
-// once (every name side by side), within one bound more.
-describe('one master, a multi-lock whose replies are slow', () => {
-  let server: RedisServer;
-  let admin: Redis;
-
-  beforeAll(async () => {
-    server = await startServer();
-    admin = new Redis(server.port, '127.0.0.1');
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    await server.stop();
-  });
-
-  it('asks the names left after its budget within one command bound in all, and gives back within one more', async () => {
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
-    const slow = await lockConnection(proxy.port);
-    // A longer lease than the other cases: holds must outlive round trips of 600 ms.
-    const bound = 1_000;
-    const locks = new LockClient(slow, { watchdogTimeout: 3 * bound });
-    clients.push(locks);
-    try {
-      const base = name();
-      const names = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `${base}-${x}`);
-      const group = locks.getMultiLock(names);
-      // Connected and scripts loaded before the fault.
-      expect(await group.tryLock()).toBe(true);
-      await group.unlock();
-      await locks.scope(async () => {
-        // Held by the scope already: the group goes name by name (a reentry first).
-        const outer = locks.getLock(names[0]!);
-        await outer.lock();
-        // Each round trip through the proxy takes about 600 ms, within the bound: every
-        // attempt answers in time, but six in turn do not fit in one bound.
-        proxy.latency(300);
-        const { ms, value, error } = await timed(() => group.tryLock());
-        expect(ms).toBeLessThan(2 * bound + SLACK);
-        expect(value ?? error).toBeInstanceOf(LockUnavailableError);
+    it('settles within one command bound when the level check after it is slow', async () => {
+      // Resent after the reconnect: the grant (from a new epoch) comes within the bound
+      // (~2 x latency), its level check would take as long again.
+      await withClient({}, async (proxy, locks) => {
+        const lock = locks.getLock(name());
+        const { ms, value, error } = await grantedThenBroken(proxy, lock, 100, 300);
+        expect(error).toBeUndefined();
+        expect(value).toBe(true);
+        expect(ms).toBeLessThan(BOUND + SLACK);
         proxy.latency(0);
-        // The reentry's level went back: the outer hold is as it was.
-        expect(await outer.getHoldCount()).toBe(1);
-        await outer.unlock();
+        await lock.unlock();
+        expect(await admin.exists(`holdfast:{${lock.name}}`)).toBe(0);
       });
-      // Nothing of the group is left.
-      await waitFor(async () => (await admin.exists(...names.map((n) => `holdfast:{${n}}`))) === 0, { timeout: 3_000, interval: 10, message: 'every name given back' });
-    } finally {
-      await Promise.all(clients.splice(0).map((c) => c.close()));
-      await closeConnection(slow);
-      await proxy.close();
-    }
-  }, 20_000);
+    }, 20_000);
+
+    it('settles within one command bound when it failed with its connection and its give-back is slow', async () => {
+      // A call in flight is rejected as its connection closes, not resent (as node-redis
+      // does, and a Cluster when it gives up on a node): the server may have run it, so its
+      // grant is given back. The attempt fails half way through its bound; the give-back
+      // then takes ~2 x latency.
+      await withClient({ maxRetriesPerRequest: 0 }, async (proxy, locks) => {
+        const lock = locks.getLock(name());
+        const { ms, error } = await grantedThenBroken(proxy, lock, 500, 400);
+        expect(error).toBeInstanceOf(LockUnavailableError);
+        expect(ms).toBeLessThan(BOUND + SLACK);
+        // The give-back still lands: nothing is left held.
+        await waitFor(async () => (await admin.exists(`holdfast:{${lock.name}}`)) === 0, { timeout: 3_000, interval: 10, message: 'the grant given back' });
+        proxy.latency(0);
+      });
+    }, 20_000);
+  });
+
+  // A multi-lock asks its names one after another under one budget: its attempts share
+  // the one command bound past it, as one wait's would, and what it took goes back at
+  // once (every name side by side), within one bound more.
+  describe('a multi-lock whose replies are slow', () => {
+    it('asks the names left after its budget within one command bound in all, and gives back within one more', async () => {
+      const proxy = await TcpProxy.start({ host: '127.0.0.1', port: server.port });
+      const slow = await lockConnection(proxy.port);
+      // A longer lease than the other cases: holds must outlive round trips of 600 ms.
+      const bound = 1_000;
+      const locks = new LockClient(slow, { watchdogTimeout: 3 * bound });
+      clients.push(locks);
+      try {
+        const base = name();
+        const names = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `${base}-${x}`);
+        const group = locks.getMultiLock(names);
+        // Connected and scripts loaded before the fault.
+        expect(await group.tryLock()).toBe(true);
+        await group.unlock();
+        await locks.scope(async () => {
+          // Held by the scope already: the group goes name by name (a reentry first).
+          const outer = locks.getLock(names[0]!);
+          await outer.lock();
+          // Each round trip through the proxy takes about 600 ms, within the bound: every
+          // attempt answers in time, but six in turn do not fit in one bound.
+          proxy.latency(300);
+          const { ms, value, error } = await timed(() => group.tryLock());
+          expect(ms).toBeLessThan(2 * bound + SLACK);
+          expect(value ?? error).toBeInstanceOf(LockUnavailableError);
+          proxy.latency(0);
+          // The reentry's level went back: the outer hold is as it was.
+          expect(await outer.getHoldCount()).toBe(1);
+          await outer.unlock();
+        });
+        // Nothing of the group is left.
+        await waitFor(async () => (await admin.exists(...names.map((n) => `holdfast:{${n}}`))) === 0, { timeout: 3_000, interval: 10, message: 'every name given back' });
+      } finally {
+        await Promise.all(clients.splice(0).map((c) => c.close()));
+        await closeConnection(slow);
+        await proxy.close();
+      }
+    }, 20_000);
+  });
 });
