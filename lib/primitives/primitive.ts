@@ -55,11 +55,11 @@ export interface Primitive {
   attempt(keys: LockKeys, owner: string, lease: number, held: number, timeout: number, wait?: string): Promise<AcquireResult>;
   /** Drops one level of owner's, `held` being the levels the client holds before the call. */
   release(keys: LockKeys, owner: string, held: number, timeout: number): Promise<ReleaseResult>;
-  /** Deletes its holds whoever holds them; absent: the lock hash (store.forceUnlock). */
+  /** Deletes its holds whoever holds them, and wakes its waiters; absent: the lock hash (store.forceUnlock, whose waiters wait in their clients). */
   forceUnlock?(keys: LockKeys, timeout: number): Promise<boolean>;
   /** Asks its holders to let go, changing nothing; the owners asked. Absent: the lock hash's (store.requestRelease). */
   requestRelease?(keys: LockKeys, timeout: number): Promise<string[]>;
-  /** What inspect() reads. Absent: the lock hash's (store.inspect, counting the queue on that hash). */
+  /** What inspect() reads. Absent: the lock hash's (store.inspect: no queue, `queued` 0). */
   inspect?(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * Several names at once, all or none, for the multi-lock (Queue.acquireAll): one result

@@ -38,6 +38,8 @@ export function queuedLock(queue: Queue, heartbeat: number, kind: PrimitiveKind,
     attempt: (keys, owner, lease, held, timeout, wait) => queue.acquire(keys, owner, lease, heartbeat, wait, window, timeout, held),
     release: (keys, owner, held, timeout) => queue.release(keys, owner, timeout, held, window),
     leave: (keys, owner, timeout, wait) => queue.leave(keys, owner, timeout, wait, window),
+    forceUnlock: (keys, timeout) => queue.forceUnlock(keys, timeout),
+    inspect: (keys, timeout) => queue.inspect(keys, timeout),
     attemptAll: (keys, owner, lease, timeout) => queue.acquireAll?.(keys, owner, lease, timeout),
     releaseAll: (keys, owner, timeout) => queue.releaseAll?.(keys, owner, timeout, window),
   };

@@ -3,7 +3,9 @@ import type { MasterPort } from '../../store/master/port.js';
 import { SCRIPT_RETENTION, granted, type AcquireReply } from '../../store/scripts/acquire.js';
 import type { ReleaseReply } from '../../store/scripts/release.js';
 import { queueKeys } from '../../store/name-keys.js';
-import type { AcquireResult, LockKeys, ReleaseResult } from '../../store/types.js';
+import type { AcquireResult, LockKeys, LockState, ReleaseResult } from '../../store/types.js';
+import { forceUnlock, HOLDER_CHANNEL } from '../../store/scripts/release.js';
+import { inspect } from '../../store/scripts/maintain.js';
 import { identity, withTimeout } from '../../util/timeout.js';
 import { queueAcquire, queueAcquireArgs, queueLeave, queueRelease, queueReleaseArgs } from './scripts.js';
 import { multiRelease, multiTake } from '../multi/scripts.js';
@@ -26,6 +28,10 @@ export interface Queue {
   release(keys: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult>;
   /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
   leave(keys: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void>;
+  /** Deletes the lock whoever holds it (as the store's forceUnlock), and wakes its queue to ask again. */
+  forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
+  /** What inspect() reads: the store's, with the queue's length. */
+  inspect(keys: LockKeys, timeout: number): Promise<LockState>;
   /**
    * A multi-lock's names in one script call (one master, or one Cluster slot), all or
    * none: each result is a grant when every name was free with nobody queued, a refusal
@@ -88,6 +94,15 @@ export class MasterQueue implements Queue {
   leave(k: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void> {
     const q = queueKeys(k.key);
     return withTimeout(queueLeave.run(this.master.connection, [k.key, q.queue, q.deadlines, q.tickets], [owner, wait, window, this.master.publish]), timeout, 'leave the queue of', k.name);
+  }
+
+  forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
+    const { connection, publish } = this.master;
+    return withTimeout(forceUnlock.run(connection, [k.key, queueKeys(k.key).queue], [k.channel, publish, HOLDER_CHANNEL, k.id, k.wakeChannel]), timeout, 'forceUnlock', k.name);
+  }
+
+  inspect(k: LockKeys, timeout: number): Promise<LockState> {
+    return withTimeout(inspect.run(this.master.connection, [k.key, k.fence, queueKeys(k.key).queue], []), timeout, 'inspect', k.name);
   }
 
   /**

@@ -4,7 +4,6 @@ import { heldUntil } from '../lease-margin.js';
 import * as acquireScripts from '../scripts/acquire.js';
 import { granted, type PublishVerb } from '../scripts/acquire.js';
 import * as maintain from '../scripts/maintain.js';
-import { queueKeys } from '../name-keys.js';
 import * as releaseScripts from '../scripts/release.js';
 import type { AcquireResult, HeldLevels, LockKeys, LockState, ReleaseResult, RenewItem, RenewOutcome, RenewScript, Store } from '../types.js';
 import { RestartWatch } from '../quorum/restarts.js';
@@ -180,7 +179,7 @@ export class MasterStore implements Store, MasterPort {
   }
 
   forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
-    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key, queueKeys(k.key).queue], [k.channel, this.publish, releaseScripts.HOLDER_CHANNEL, k.id, k.wakeChannel]), timeout, 'forceUnlock', k.name);
+    return withTimeout(releaseScripts.forceUnlock.run(this.connection, [k.key], [k.channel, this.publish, releaseScripts.HOLDER_CHANNEL, k.id]), timeout, 'forceUnlock', k.name);
   }
 
   requestRelease(k: LockKeys, timeout: number): Promise<string[]> {
@@ -201,7 +200,7 @@ export class MasterStore implements Store, MasterPort {
   }
 
   inspect(k: LockKeys, timeout: number): Promise<LockState> {
-    return withTimeout(maintain.inspect.run(this.connection, [k.key, k.fence, queueKeys(k.key).queue], []), timeout, 'inspect', k.name);
+    return withTimeout(maintain.inspect.run(this.connection, [k.key, k.fence], []), timeout, 'inspect', k.name);
   }
 
   async fenceFloor(k: LockKeys, floor: number, timeout: number): Promise<void> {

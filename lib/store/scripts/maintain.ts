@@ -33,7 +33,7 @@ export interface LockState {
   holders: { owner: string; count: number }[];
 }
 
-/** inspect.lua: KEYS lock, fence, queue. */
+/** inspect.lua: KEYS lock, fence (then the queue, the queue's to send). */
 export const inspect = new Script<[], LockState>('inspect', sources.inspect, (raw) => {
   const r = raw as (number | string)[];
   const holders: LockState['holders'] = [];

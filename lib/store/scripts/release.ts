@@ -48,8 +48,8 @@ export function releaseArgs(owner: string, held: number, publish: PublishVerb): 
  */
 export const HOLDER_CHANNEL = 'holdfast:holders:';
 
-/** force-unlock.lua: KEYS lock, its queue; ARGV channel, publish verb, holder channel prefix, hold id, the queue's wake-up channel. True when a lock was deleted. */
-export const forceUnlock = new Script<[channel: string, publish: PublishVerb, holders: string, id: string, wakeChannel: string], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);
+/** force-unlock.lua: KEYS lock (then its queue, the queue's to send); ARGV channel, publish verb, holder channel prefix, hold id (then the queue's wake-up channel). True when a lock was deleted. */
+export const forceUnlock = new Script<[channel: string, publish: PublishVerb, holders: string, id: string] | [channel: string, publish: PublishVerb, holders: string, id: string, wakeChannel: string], boolean>('force-unlock', sources.forceUnlock, (raw) => Number(raw) === 1);
 
 /** request-release.lua: KEYS lock; ARGV holder channel prefix, hold id. The owners asked. */
 export const requestRelease = new Script<[holders: string, id: string], string[]>('request-release', sources.requestRelease, (raw) => (raw as unknown[]).map(String));

@@ -289,10 +289,10 @@ export function renew(r: MemoryRedis, key: string, owner: string, lease: number)
   return r.exists(key) === 1 ? 2 : 0;
 }
 
-export function forceUnlock(r: MemoryRedis, key: string, queue: string, channel: string, wakeChannel: string): boolean {
+export function forceUnlock(r: MemoryRedis, key: string, queue: string | undefined, channel: string, wakeChannel: string): boolean {
   if (r.del(key) === 1) {
     notify(r, channel, 'released');
-    if (r.exists(queue) === 1) notify(r, wakeChannel, '*');
+    if (queue !== undefined && r.exists(queue) === 1) notify(r, wakeChannel, '*');
     return true;
   }
   return false;

@@ -83,6 +83,8 @@ export class MemoryStore implements Store, Subscriber {
         }),
       release: (k, owner, _timeout, held, window) => this.call('queue.release', { owner }, () => releaseResult(scripts.queueRelease(this.redis, this.context(k, window), owner, held, true))),
       leave: (k, owner, _timeout, wait, window) => this.call('queue.leave', { owner, wait }, () => scripts.queueLeave(this.redis, this.context(k, window), owner, wait)),
+      forceUnlock: (k) => this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, queueKeys(k.key).queue, k.channel, k.wakeChannel)),
+      inspect: (k) => this.call('inspect', {}, () => this.state(k, queueKeys(k.key).queue)),
     };
   }
 
@@ -189,7 +191,7 @@ export class MemoryStore implements Store, Subscriber {
   }
 
   forceUnlock(k: LockKeys, _timeout: number): Promise<boolean> {
-    return this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, queueKeys(k.key).queue, k.channel, k.wakeChannel));
+    return this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, undefined, k.channel, k.wakeChannel));
   }
 
   /** The holders, not told: the engine's holder channel is exercised against real servers. */
@@ -210,15 +212,18 @@ export class MemoryStore implements Store, Subscriber {
   }
 
   inspect(k: LockKeys, _timeout: number): Promise<LockState> {
-    return this.call('inspect', {}, () => {
-      const token = this.redis.get(k.fence);
-      return {
-        pttl: this.redis.pttl(k.key),
-        token: token === undefined ? null : Number(token),
-        queued: this.redis.llen(queueKeys(k.key).queue),
-        holders: this.redis.hgetall(k.key).map(([owner, count]) => ({ owner, count: Number(count) })),
-      };
-    });
+    return this.call('inspect', {}, () => this.state(k, undefined));
+  }
+
+  /** As inspect.lua reads a lock: `queue`, its queue (undefined: none, quorum mode). */
+  private state(k: LockKeys, queue: string | undefined): LockState {
+    const token = this.redis.get(k.fence);
+    return {
+      pttl: this.redis.pttl(k.key),
+      token: token === undefined ? null : Number(token),
+      queued: queue === undefined ? 0 : this.redis.llen(queue),
+      holders: this.redis.hgetall(k.key).map(([owner, count]) => ({ owner, count: Number(count) })),
+    };
   }
 
   subscribe(channel: string, listener: (message: string | undefined) => void): Promise<void> {
