@@ -148,10 +148,11 @@ end
 -- grant made to it and never taken up is given back (`giveBack()` drops the level the
 -- grant made), and its ticket goes. Returns the queue's head before it left.
 local function leave(q, owner, wait, now, giveBack)
-  local ticket = redis.call('hget', q.tickets, owner) or ''
-  local granted = string.sub(ticket, 1, #wait + 3) == 'g ' .. wait .. ' '
-  if granted or string.sub(ticket, 1, #wait + 1) == wait .. ' ' then redis.call('hdel', q.tickets, owner) end
-  if granted then giveBack() end
+  if takeUp(q, owner, wait) then
+    giveBack()
+  elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
+    redis.call('hdel', q.tickets, owner)
+  end
   local head = redis.call('lindex', q.queue, 0)
   if head == owner or redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now, head) end
   return head
