@@ -16,6 +16,7 @@
 -- counter, windowLeft} otherwise: counter, the name's last token, dates the refusal for
 -- a grant that comes in a message (engine/waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
+
 local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
   window = windowOf(ARGV[4]), channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
   retention = tonumber(ARGV[6]) or RETENTION}
@@ -49,7 +50,9 @@ if redis.call('hexists', q.lock, owner) == 1 then
 end
 
 local head = redis.call('lindex', q.queue, 0)
-if redis.call('exists', q.lock) == 0 then
+-- What is left of the holder's lease (the refusal says it); -2: the lock is free.
+local pttl = redis.call('pttl', q.lock)
+if pttl == -2 then
   if not head or head == owner or bargeOpen(q, now, owner, head) then
     redis.call('hdel', q.tickets, owner)
     redis.call('hset', q.lock, owner, 1)
@@ -60,8 +63,9 @@ if redis.call('exists', q.lock) == 0 then
   end
   -- Free, and the head's window is over: the lock is the head's.
   grantHead(q, head, now, ARGV[8] ~= '0')
+  pttl = redis.call('pttl', q.lock)
 end
 
 if wait ~= '' then head = enqueue(q, owner, head, wait .. ' ' .. lease .. ' ' .. now, heartbeat, now) end
 local isHead = head == owner
-return {0, redis.call('pttl', q.lock), isHead and 1 or 0, tonumber(redis.call('get', q.fence) or '0'), isHead and windowLeft(q, now) or 0}
+return {0, pttl, isHead and 1 or 0, tonumber(redis.call('get', q.fence) or '0'), isHead and windowLeft(q, now) or 0}

@@ -7,12 +7,20 @@
 -- reads from this source): a script whose retention argument is absent uses it.
 local RETENTION = 86400000
 
--- The server's clock in microseconds (TIME, never a client's clock). The digits put
--- side by side, not seconds * 1000000: that product wraps in Lua VMs with 32-bit
--- integers (fengari, which ioredis-mock runs), and a float factor would make it a float
--- where integers are 64-bit (Lua 5.4: Dragonfly).
+-- The server's clock (TIME, never a client's clock), read once per call: every date a
+-- call writes (a queue's deadlines, a token minted from the clock) is the same instant.
+local serverTime
+local function timeNow()
+  serverTime = serverTime or redis.call('time')
+  return serverTime
+end
+
+-- The server's clock in microseconds. The digits put side by side, not seconds *
+-- 1000000: that product wraps in Lua VMs with 32-bit integers (fengari, which
+-- ioredis-mock runs), and a float factor would make it a float where integers are
+-- 64-bit (Lua 5.4: Dragonfly).
 local function clockMicros()
-  local t = redis.call('time')
+  local t = timeNow()
   return tonumber(t[1] .. string.format('%06d', tonumber(t[2])))
 end
 

@@ -27,9 +27,9 @@
 -- watchdogTimeout (the client reads it from this source, one constant per line).
 local HEARTBEAT = 30000
 
--- (The digits side by side: see _mint.lua.)
+-- The server's clock in ms (the digits side by side: see _mint.lua).
 local function clock()
-  local t = redis.call('time')
+  local t = timeNow()
   return tonumber(t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 end
 
