@@ -17,19 +17,21 @@
 -- a grant that comes in a message (engine/waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
 
+-- Free, nobody queued and no ticket left (the uncontended call): taken, without pruning
+-- the queue (only the mint reads the clock), and before the queue's functions are made
+-- (see scripts/embed-lua.mjs). A ticket left (a grant's mark that outlived its grant)
+-- goes the long way, which drops the owner's: a mark stands only for a level its grant gave.
+if redis.call('exists', KEYS[1], KEYS[3], KEYS[5]) == 0 then
+  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return {1, mint(KEYS[2], tonumber(ARGV[6]) or RETENTION)}
+end
+-- @preludes: the queue's (_queue.lua), for every other call.
+
 local q = {lock = KEYS[1], fence = KEYS[2], queue = KEYS[3], deadlines = KEYS[4], tickets = KEYS[5],
   window = windowOf(ARGV[4]), channel = KEYS[1] .. ':next', how = ARGV[7] or 'publish',
   retention = tonumber(ARGV[6]) or RETENTION}
 local owner, lease, wait, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] or '', tonumber(ARGV[5]) or HEARTBEAT
-
--- Free, nobody queued and no ticket left (the uncontended call): taken, without pruning
--- the queue (only the mint reads the clock). A ticket left (a grant's mark that outlived its grant) goes the long way,
--- which drops the owner's: a mark stands only for a level its grant gave.
-if redis.call('exists', q.lock, q.queue, q.tickets) == 0 then
-  redis.call('hset', q.lock, owner, 1)
-  redis.call('pexpire', q.lock, lease)
-  return {1, mint(q.fence, q.retention)}
-end
 
 local now = clock()
 prune(q, now)

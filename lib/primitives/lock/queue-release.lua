@@ -10,23 +10,26 @@
 -- it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
 -- Returns {0} not held, {1, count} still held, {2} released, {2, grant} released and
 -- granted to the head (grant: its message).
-local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
-  channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
-  window = windowOf(ARGV[3])}
 local owner = ARGV[1]
-local held = tonumber(redis.call('hget', q.lock, owner) or '0')
+local held = tonumber(redis.call('hget', KEYS[1], owner) or '0')
 if held == 0 then return {0} end
 -- Fewer levels than the client holds: this release ran already and its reply was lost
 -- with the connection (the client resent it). A second decrement could free the lock
 -- under an owner that still holds a level.
 if held < (tonumber(ARGV[2]) or 1) then return {1, held} end
-if held > 1 then return {1, redis.call('hincrby', q.lock, owner, -1)} end
+if held > 1 then return {1, redis.call('hincrby', KEYS[1], owner, -1)} end
 -- The last level: the key goes (it holds no other owner).
-redis.call('del', q.lock)
--- Nobody queued (the uncontended release stops here): the tickets can hold only this
--- owner's mark (a grant it took up).
-local queued = redis.call('exists', q.queue, q.tickets)
+redis.call('del', KEYS[1])
+-- Nobody queued (the uncontended release stops here, before the queue's functions are
+-- made: see scripts/embed-lua.mjs): the tickets can hold only this owner's mark (a
+-- grant it took up).
+local queued = redis.call('exists', KEYS[2], KEYS[5])
 if queued == 0 then return {2} end
+-- @preludes: the queue's (_queue.lua), to grant the head.
+
+local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
+  channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
+  window = windowOf(ARGV[3])}
 if queued == 1 and redis.call('exists', q.queue) == 0 then
   redis.call('del', q.tickets)
   return {2}
