@@ -17,14 +17,29 @@
 -- a grant that comes in a message (engine/waits.ts); windowLeft, ms until the
 -- head's barging window ends, when the caller is the head.
 
--- Free, nobody queued and no ticket left (the uncontended call): taken, without pruning
--- the queue (only the mint reads the clock), and before the queue's functions are made
+-- One more level of the lock `owner` holds. A reentry may extend the lease but never
+-- shortens what the outer hold was given; the counter still holds the outer hold's
+-- token: a reentry returns the same one.
+local function reenter(lock, fence, owner, lease, retention)
+  redis.call('hincrby', lock, owner, 1)
+  if redis.call('pttl', lock) < lease then redis.call('pexpire', lock, lease) end
+  redis.call('pexpire', fence, retention)
+  return {1, tonumber(redis.call('get', fence) or '0')}
+end
+
+-- Nobody queued and no ticket left (the uncontended calls): a free lock is taken without
+-- pruning the queue (only the mint reads the clock), and one the caller holds is
+-- reentered (no grant can wait to be taken up), before the queue's functions are made
 -- (see scripts/embed-lua.mjs). A ticket left (a grant's mark that outlived its grant)
 -- goes the long way, which drops the owner's: a mark stands only for a level its grant gave.
-if redis.call('exists', KEYS[1], KEYS[3], KEYS[5]) == 0 then
+local present = redis.call('exists', KEYS[1], KEYS[3], KEYS[5])
+if present == 0 then
   redis.call('hset', KEYS[1], ARGV[1], 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, mint(KEYS[2], tonumber(ARGV[6]) or RETENTION)}
+end
+if present == 1 and redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+  return reenter(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[6]) or RETENTION)
 end
 -- @preludes: the queue's (_queue.lua), for every other call.
 
@@ -43,12 +58,7 @@ if redis.call('hexists', q.lock, owner) == 1 then
   if granted then
     return {1, tonumber(granted), redis.call('pttl', q.lock)}
   end
-  redis.call('hincrby', q.lock, owner, 1)
-  -- A reentry may extend the lease but never shortens what the outer hold was given.
-  if redis.call('pttl', q.lock) < lease then redis.call('pexpire', q.lock, lease) end
-  -- The counter still holds the outer hold's token: a reentry returns the same one.
-  redis.call('pexpire', q.fence, q.retention)
-  return {1, tonumber(redis.call('get', q.fence) or '0')}
+  return reenter(q.lock, q.fence, owner, lease, q.retention)
 end
 
 local head = redis.call('lindex', q.queue, 0)
