@@ -59,6 +59,8 @@ function definitions(prelude) {
     if (line.startsWith('local ')) {
       const fn = /^local function (\w+)\(/.exec(line);
       const names = fn ? [fn[1]] : line.replace(/^local /, '').split('=')[0].split(',').map((n) => n.trim());
+      // A name read wrong would never be matched, and its definition silently left out.
+      if (!names.every((n) => /^\w+$/.test(n))) throw new Error(`a prelude definition this script cannot name: ${line}`);
       defs.push({ names, text: '' });
     }
     if (line !== '') {
