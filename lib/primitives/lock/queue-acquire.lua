@@ -51,7 +51,8 @@ local owner, lease, wait, heartbeat = ARGV[1], tonumber(ARGV[2]), ARGV[3] or '',
 local now = clock()
 prune(q, now)
 
-if redis.call('hexists', q.lock, owner) == 1 then
+-- With one key of the three (present == 1) the head has found the caller holding nothing.
+if present > 1 and redis.call('hexists', q.lock, owner) == 1 then
   -- A release granted this wait the lock and its message has not been read: the grant,
   -- not another level.
   local granted = takeUp(q, owner, wait)
