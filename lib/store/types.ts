@@ -92,8 +92,6 @@ export interface HeldLevels {
 export interface Store {
   /** How many independent masters vote (1 for a single master or a Cluster). */
   readonly size: number;
-  /** Smoothed round trip of acquisitions (ms). */
-  readonly rtt: number;
   /** The lock without a queue (quorum mode): one attempt; a release says 'released' on keys.channel. */
   acquire(keys: LockKeys, owner: string, lease: number, timeout: number, held: number): Promise<AcquireResult>;
   release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;

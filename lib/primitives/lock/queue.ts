@@ -78,10 +78,7 @@ export class MasterQueue implements Queue {
       sentAt = now();
       return sync ? sync.acquire(queueAcquire, keys, args, k, owner, held, timeout, this.giveBack) : queueAcquire.run(connection, keys, args);
     };
-    return once.grant(k, owner, held, timeout + (sync?.timeout ?? 0), send, (reply) => {
-      this.master.tookRoundTrip(now() - sentAt);
-      return granted(reply, sentAt, lease);
-    });
+    return once.grant(k, owner, held, timeout + (sync?.timeout ?? 0), send, (reply) => granted(reply, sentAt, lease));
   }
 
   release(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
@@ -127,7 +124,6 @@ export class MasterQueue implements Queue {
       }),
       args,
     );
-    call.then(() => this.master.tookRoundTrip(now() - sentAt), () => undefined);
     return keys.map((k, i) =>
       once.grant(
         k,

@@ -32,8 +32,6 @@ const LOCK_RENEWAL: RenewScript = { script: maintain.renew, arity: 1, keys: (k) 
  */
 export class MasterStore implements Store, MasterPort {
   readonly size = 1;
-  /** Smoothed round trip of acquire calls (ms): sizes the no-barging window. */
-  rtt = 1;
   /** The exactly-once rules of quorum mode's acquire and release (acquire.lua, release.lua). */
   readonly once: ExactlyOnce;
   readonly publish: PublishVerb;
@@ -78,11 +76,6 @@ export class MasterStore implements Store, MasterPort {
     return this.connection.down;
   }
 
-  /** Smooths the round trip of acquisitions into rtt. */
-  tookRoundTrip(ms: number): void {
-    this.rtt = this.rtt * 0.8 + ms * 0.2;
-  }
-
   /** Quorum mode: set by watchRestarts(). */
   restarts: RestartWatch | undefined;
 
@@ -102,7 +95,6 @@ export class MasterStore implements Store, MasterPort {
       return this.sync ? this.sync.acquire(acquireScripts.acquire, keys, args, k, owner, held, timeout, this.giveBack) : acquireScripts.acquire.run(this.connection, keys, args);
     };
     return this.once.grant(k, owner, held, timeout + (this.sync?.timeout ?? 0), send, (reply) => {
-      this.tookRoundTrip(now() - sentAt);
       // Before the quorum counts the grant: a restart it tells of makes this master sit out.
       if (reply.met) restarts?.met(reply.met);
       return granted(reply, sentAt, lease);

@@ -24,8 +24,6 @@ export interface MasterPort {
   readonly sync: ReplicaSync | undefined;
   /** The levels the client holds now (a give-back passes them + 1). */
   readonly levels: HeldLevels;
-  /** Told each acquisition's round trip (ms): the store's rtt. */
-  tookRoundTrip(ms: number): void;
   /**
    * The exactly-once rules for one primitive's calls, giving a grant back by `giveBack`
    * (its own release script, which must not reject). One per primitive and client: an

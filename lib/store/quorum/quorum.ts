@@ -33,11 +33,6 @@ export class QuorumStore implements Store {
   readonly size: number;
   readonly quorum: number;
 
-  /** Smoothed round trip of the slowest master (sizes the no-barging window). */
-  get rtt(): number {
-    return Math.max(...this.masters.map((m) => m.rtt));
-  }
-
   constructor(
     readonly masters: readonly Master[],
     private readonly driftFactor: number,

@@ -48,7 +48,6 @@ const RETENTION = 86_400_000;
 
 export class MemoryStore implements Store, Subscriber {
   readonly size = 1;
-  readonly rtt = 0;
   readonly queue?: Queue;
   /** Every call, in the order sent. */
   readonly calls: Call[] = [];
