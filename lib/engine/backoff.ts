@@ -20,17 +20,15 @@ export function backoff(failures: number): number {
 
 /**
  * How long a refused wait sleeps unless a message wakes it. The head of a queue asks
- * when the holder's lease runs out (no release will come) or its barging window ends
- * (a free lock is then its to take); every waiter in a queue asks at least every third
- * of its heartbeat lease, which keeps its place. A wait in its client asks when the
+ * when the holder's lease runs out (no release will come); every waiter in a queue asks
+ * at least every third of its heartbeat lease, which keeps its place. A wait in its client asks when the
  * holder's lease runs out. pttl -1: held without expiry. `heartbeat`: the queue entry's lease.
  */
 export function refusedSleep(result: Refused, queued: boolean, heartbeat: number): number {
   const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);
   if (!queued) return ttl;
   if (!result.head) return heartbeat / 3;
-  const window = result.windowLeft !== undefined && result.windowLeft > 0 ? result.windowLeft + 1 : Infinity;
-  return Math.min(ttl, window, heartbeat / 3);
+  return Math.min(ttl, heartbeat / 3);
 }
 
 /**

@@ -44,7 +44,7 @@ export interface QueueKeys {
   readonly queue: string;
   /** Sorted set: owner -> heartbeat deadline (server ms). */
   readonly deadlines: string;
-  /** Hash: owner -> its ticket, or the grant a release made it; the head's tenure ('#head', '#woken'). */
+  /** Hash: owner -> its ticket, or the grant a release made it. */
   readonly tickets: string;
 }
 

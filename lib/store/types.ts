@@ -26,10 +26,9 @@ export interface LockKeys {
 export type Granted = { granted: true; token: number; validUntil: number };
 /**
  * counter: the name's last token when the attempt ran (the semaphore's: its last grant's
- * stamp), which dates a grant's message against it; head: the caller heads the queue;
- * windowLeft: ms until the head's barging window ends (0: none runs), when head.
+ * stamp), which dates a grant's message against it; head: the caller heads the queue.
  */
-export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean; windowLeft?: number };
+export type Refused = { granted: false; pttl: number; counter?: number; head?: boolean };
 export type AcquireResult = Granted | Refused;
 
 export type ReleaseResult =

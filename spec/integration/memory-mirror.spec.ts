@@ -1,9 +1,8 @@
 /**
  * The unit seam's memory scripts (spec/unit/helpers/memory-scripts.ts) against the real
  * Lua: the same seeded random sequence of operations - several owners of three clients
- * in two processes (barging is judged by process),
- * attempts with and without a wait, releases, leaves, heartbeats, time passing beyond
- * heartbeat leases, leases and the barging window - runs against the scripts on a real
+ * in two processes, attempts with and without a wait, releases, leaves, heartbeats, time
+ * passing beyond heartbeat leases and leases - runs against the scripts on a real
  * redis-server and against the mirror over a MemoryRedis, and after every step the
  * replies, the messages published and every key of the names (type, content, PTTL) must
  * agree. The Lua is the truth: a divergence is a bug of the mirror.
@@ -11,10 +10,10 @@
  * Time: the memory server's clock is set to the real server's TIME, read in the same
  * MULTI as the script, so both read one clock. Steps run in the first few ms of 60 ms
  * quanta, and every duration the scripts compare against (lease, half a lease,
- * heartbeat lease, twice it, the window) ends a quarter of a quantum or more away from
+ * heartbeat lease, twice it) ends a quarter of a quantum or more away from
  * a step, so no comparison of the two sides can fall on different sides of a deadline;
  * the remaining ms of drift is allowed on values that are times (PTTLs, ticket times,
- * deadlines, the window left). A step the host runs too late for that is not compared:
+ * deadlines). A step the host runs too late for that is not compared:
  * the memory server takes the real state, and the sequence goes on.
  */
 import Redis from 'ioredis';
@@ -37,7 +36,6 @@ const EARLY = 8;
 const DRIFT = 10;
 const LEASES = [3.5 * Q, 5.5 * Q]; // expiries half a quantum off, half-leases a quarter
 const HEARTBEAT = 4.25 * Q; // its deadline a quarter off, the queue's TTL (2x) half
-const WINDOW = 2.5 * Q;
 const RETENTION = 3_600_000;
 const STEPS = 170;
 /** The names' fencing counters at the start: 2^52, past the clock in µs until 2112. */
@@ -121,7 +119,6 @@ function normal(key: string, kind: Kind, value: unknown, pttl: number): unknown 
   let v: unknown = value;
   if (kind === 'hash') {
     v = (value as [string, string][]).map(([f, x]) => {
-      if (f === '#head') return [f, time(x)];
       // A ticket 'wait lease at' (its time), or a grant's mark 'g wait token'.
       const ticket = /^(w\w+) (\d+) (\d+)$/.exec(x);
       return ticket ? [f, [ticket[1], ticket[2], time(ticket[3])]] : [f, x];
@@ -145,9 +142,8 @@ interface Name {
   readonly keys: NameKeys;
   /** Its queue's keys (mode 'queue'). */
   readonly q: QueueKeys;
-  /** 'queue': the lock's queue scripts with this window (0: the fair lock); 'quorum': acquire.lua and release.lua. */
+  /** 'queue': the lock's queue scripts; 'quorum': acquire.lua and release.lua. */
   readonly mode: 'queue' | 'quorum';
-  readonly window: number;
 }
 
 /** One operation of the sequence: its real script and arguments, and its mirror. */
@@ -163,21 +159,21 @@ interface Op {
 
 function context(n: Name): mirror.QueueContext {
   const k = n.keys;
-  return { lock: k.key, fence: k.fence, ...n.q, channel: k.wakeChannel, window: n.window, retention: RETENTION };
+  return { lock: k.key, fence: k.fence, ...n.q, channel: k.wakeChannel, retention: RETENTION };
 }
 
-function name(lockName: string, mode: Name['mode'], window: number): Name {
+function name(lockName: string, mode: Name['mode']): Name {
   const keys = new NameKeys(lockName, `holdfast:{${lockName}}`);
-  return { keys, q: queueKeys(keys.key), mode, window };
+  return { keys, q: queueKeys(keys.key), mode };
 }
 
 function run(seed: number): Promise<void> {
   const rand = random(seed);
   const pick = <V>(xs: readonly V[]): V => xs[Math.floor(rand() * xs.length)];
   const names: Name[] = [
-    name(`m${seed}-lock`, 'queue', WINDOW),
-    name(`m${seed}-fair`, 'queue', 0),
-    name(`m${seed}-quorum`, 'quorum', 0),
+    name(`m${seed}-lock`, 'queue'),
+    name(`m${seed}-fair`, 'queue'),
+    name(`m${seed}-quorum`, 'quorum'),
   ];
   const owners = ['host:1:a:1', 'host:1:a:2', 'host:1:b:1', 'host:2:c:1'];
   /** Each owner's current wait id (a new wait takes the next). */
@@ -193,9 +189,9 @@ function run(seed: number): Promise<void> {
       what: `queue-acquire ${k.name} ${owner} ${lease} '${wait}' grants=${grants}`,
       lua: lockLua.queueAcquire,
       keys: [k.key, k.fence, q.queue, q.deadlines, q.tickets],
-      args: [owner, lease, wait, n.window, HEARTBEAT, RETENTION, 'publish', grants ? '1' : '0'],
+      args: [owner, lease, wait, HEARTBEAT, RETENTION, 'publish', grants ? '1' : '0'],
       memory: (r) => mirror.queueAcquire(r, context(n), owner, lease, HEARTBEAT, wait, grants),
-      times: (reply) => (reply[0] === 0 ? [1, 4] : [2]),
+      times: (reply) => (reply[0] === 0 ? [1] : [2]),
     };
   };
   const releaseOp = (n: Name, owner: string, held: number, grants: boolean): Op => {
@@ -204,7 +200,7 @@ function run(seed: number): Promise<void> {
       what: `queue-release ${k.name} ${owner} ${held} grants=${grants}`,
       lua: lockLua.queueRelease,
       keys: [k.key, q.queue, q.deadlines, k.fence, q.tickets],
-      args: [owner, held, n.window, RETENTION, 'publish', grants ? '1' : '0'],
+      args: [owner, held, RETENTION, 'publish', grants ? '1' : '0'],
       memory: (r) => mirror.queueRelease(r, context(n), owner, held, grants),
       times: () => [],
     };
@@ -253,8 +249,8 @@ function run(seed: number): Promise<void> {
     if (roll < 0.88) {
       const held = pick([1, 1, 1, 2]);
       owner = among(holders);
-      // A holder that re-locks at once (what the barging window is for): its next steps
-      // take the lock again without a wait and give it back.
+      // A holder that re-locks at once: its next steps take the lock again without a
+      // wait and give it back.
       if (holders.includes(owner) && rand() < 0.35) followUps.push(acquireOp(n, owner, lease, '', true), releaseOp(n, owner, 1, true));
       return releaseOp(n, owner, held, grants);
     }
@@ -265,7 +261,7 @@ function run(seed: number): Promise<void> {
       what: `queue-leave ${k.name} ${owner} ${wait}`,
       lua: lockLua.queueLeave,
       keys: [k.key, q.queue, q.deadlines, q.tickets],
-      args: [owner, wait, n.window, 'publish'],
+      args: [owner, wait, 'publish'],
       memory: (r) => {
         mirror.queueLeave(r, context(n), owner, wait);
         return 1;
@@ -298,7 +294,7 @@ function run(seed: number): Promise<void> {
     const log: string[] = [];
     let late = 0;
     for (let step = 0; step < STEPS; step++) {
-      // Time passes (past heartbeats, leases and windows, as the steps go on).
+      // Time passes (past heartbeats and leases, as the steps go on).
       if (rand() < 0.08) await reach(quantum + pick([1, 1, 2, 5]));
       // Every step early in its quantum: else on to the next one.
       while (Date.now() - at(quantum) > EARLY) await reach(quantum + 1);

@@ -7,7 +7,7 @@ import type { Store } from '../../lib/store/types';
 // states stay final, and a lost hold answers its outstanding unlocks.
 
 const keys = { name: 'n', key: 'k', id: 'k', fence: 'f', channel: 'c', wakeChannel: 'fc' };
-const plainLock = reentrantLock({} as Store, undefined, 1_000, 'lock', 0);
+const plainLock = reentrantLock({} as Store, undefined, 1_000, 'lock');
 
 function make(): { hold: Hold; calls: string[] } {
   const calls: string[] = [];

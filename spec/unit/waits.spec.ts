@@ -1,19 +1,18 @@
 /**
  * The engine's one wait (engine/waits.ts), driven by the real Engine over the in-memory
  * store (helpers/memory-store.ts) under fake timers: hand-offs, give-backs, deadlines,
- * broken subscriptions, close ordering, the barging window, the fair lock's order and
- * the 'client' waits of quorum mode. No Redis: the Lua semantics are mirrored in
+ * broken subscriptions, close ordering, arrival order (the lock's and the fair lock's)
+ * and the 'client' waits of quorum mode. No Redis: the Lua semantics are mirrored in
  * helpers/memory-scripts.ts, and the integration specs (waiting.spec.ts, fair.spec.ts)
  * check the same promises against real servers.
  *
  * Times are fake ms from the start of each test. With HEARTBEAT 3000, a queued waiter
- * that is not woken asks every 1000 ms; the barging window is BARGING_WINDOW (5 ms).
+ * that is not woken asks every 1000 ms.
  */
 import type { Hold } from '../../lib/engine/hold';
 import { CommandTimeoutError } from '../../lib/errors/CommandTimeoutError';
 import { LockError } from '../../lib/errors/LockError';
 import { LockUnavailableError } from '../../lib/errors/LockUnavailableError';
-import { BARGING_WINDOW } from '../../lib/primitives/lock/plain';
 import { safety } from '../../lib/store/lease-margin';
 import { queueKeys } from '../../lib/store/name-keys';
 import { HEARTBEAT, keys, LEASE, TestClient, tick, track, type Tracked } from './helpers/harness';
@@ -43,7 +42,7 @@ const XQ = queueKeys(X.key);
 /** A grant's message ('owner wait token'), as opposed to a wake-up (an owner id). */
 const isGrant = (_channel: string, message: string) => message.includes(' ');
 
-function client(id: string, options?: { queue?: boolean; pid?: number }): TestClient {
+function client(id: string, options?: { queue?: boolean }): TestClient {
   const c = new TestClient(redis, id, options);
   clients.push(c);
   return c;
@@ -75,8 +74,7 @@ describe("waits 'queue': hand-offs", () => {
     const b = client('b');
     const first = await take(a);
     const waiting = b.acquire(b.lock, 'x', 1);
-    // Past the head's barging window: the release then grants the head.
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     const attempts = b.store.callsOf('queue.acquire');
     const lastRefusal = attempts[attempts.length - 1];
 
@@ -99,7 +97,7 @@ describe("waits 'queue': hand-offs", () => {
     const b = client('b');
     const first = await take(a);
     const waiting = b.acquire(b.lock, 'x', 1);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     b.store.dropMessages(1, isGrant);
     const grantedAt = now();
 
@@ -123,7 +121,7 @@ describe("waits 'queue': hand-offs", () => {
     const a = client('a');
     const first = await take(a, 1);
     const waiting = a.acquire(a.lock, 'x', 2);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     const attempts = a.store.callsOf('queue.acquire').length;
     a.store.dropMessages(1, isGrant);
 
@@ -141,7 +139,7 @@ describe("waits 'queue': hand-offs", () => {
     const a = client('a');
     const first = await take(a, 1);
     const waiting = a.acquire(a.lock, 'x', 2);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     const told: string[] = [];
     a.emitter.on('released', (e) => told.push(`released ${e.owner}`));
     a.emitter.on('acquired', (e) => told.push(`acquired ${e.owner}`));
@@ -183,7 +181,7 @@ describe("waits 'queue': hand-offs", () => {
     const b = client('b');
     const first = await take(a);
     const waiting = b.acquire(b.lock, 'x', 1);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     // The heartbeat attempt runs (refused: a holds) when sent; its reply comes 20 ms later.
     b.store.latencyOf('queue.acquire', 20);
     await tick(HEARTBEAT / 3);
@@ -208,7 +206,7 @@ describe("waits 'queue': hand-offs", () => {
     const b = client('b');
     const first = await take(a);
     const waiting = b.acquire(b.lock, 'x', 1);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     // A message of a grant minted before the wait's last refusal ran: it no longer stood then.
     b.engine.waits.granted(`${b.owner(1)} w1 ${first.token}`);
     await tick();
@@ -249,7 +247,7 @@ describe("waits 'queue': leaving", () => {
     const aborted = b.acquire(b.lock, 'x', 1, { signal: abort.signal });
     await tick(1);
     const next = c.acquire(c.lock, 'x', 1);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     expect(redis.list(XQ.queue)).toEqual([b.owner(1), c.owner(1)]);
     b.store.dropMessages(1, isGrant);
 
@@ -335,14 +333,14 @@ describe('a call settles after its cleanup', () => {
     expect(seen).toEqual({ holders: [], queued: 0 });
   });
 
-  /** a holds x, b waits (past its barging window), and a's release grants b, whose message is slow. */
+  /** a holds x, b waits, and a's release grants b, whose message is slow. */
   async function grantInFlight(options: { waitTime?: number; signal?: AbortSignal }): Promise<{ a: TestClient; b: TestClient; waiting: Tracked<Hold | null>; seen: ReturnType<typeof atSettle> }> {
     const a = client('a');
     const b = client('b');
     const first = await take(a);
     const waiting = b.acquire(b.lock, 'x', 1, options);
     const seen = atSettle(waiting);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     b.store.messageDelay = 100;
     b.store.transitOf('queue.leave', 10);
     a.release(first);
@@ -469,7 +467,7 @@ describe("waits 'queue': late grants and dead waiters", () => {
     const gone = dead.acquire(dead.lock, 'x', 1, { waitTime: 60_000 });
     await tick(1);
     const live = c.acquire(c.lock, 'x', 1);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     expect(redis.list(XQ.queue)).toEqual([dead.owner(1), c.owner(1)]);
     // From here on nothing of `dead` reaches the server (its leave neither).
     dead.store.failNext(Infinity);
@@ -491,7 +489,7 @@ describe("waits 'queue': subscriptions and close", () => {
     const w1 = b.acquire(b.lock, 'x', 1);
     await tick(1);
     const w2 = b.acquire(b.lock, 'x', 2);
-    await tick(BARGING_WINDOW + 5);
+    await tick(5);
     b.store.cutSubscriptions();
     a.release(first);
     await tick(10);
@@ -542,79 +540,20 @@ describe("waits 'queue': subscriptions and close", () => {
   });
 });
 
-describe('the barging window and the fair lock', () => {
-  it("a newcomer takes the free lock within the head's window; after the window, the release grants the head", async () => {
-    const a = client('a');
-    const b = client('b');
-    const c = client('c');
-    const first = await take(a);
-    const head = b.acquire(b.lock, 'x', 1);
-    await tick(2);
-
-    // Within b's window: the release leaves the lock free and grants nobody; a newcomer
-    // asking right behind it takes the lock. b is woken once, and is refused.
-    a.release(first);
-    const barging = c.acquire(c.lock, 'x', 1, { waitTime: 0 });
-    await tick();
-    const second = held(barging);
-    expect(second.token).toBe(minted());
-    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toEqual([]);
-    expect(head.state).toBe('pending');
-
-    // Past the window: the next release grants b, the head.
-    await tick(BARGING_WINDOW + 5);
-    const attempts = b.store.callsOf('queue.acquire').length;
-    c.release(second);
-    const late = c.acquire(c.lock, 'x', 2, { waitTime: 0 });
-    await tick();
-    expect(held(head).token).toBe(minted());
-    expect(held(head).token).toBeGreaterThan(second.token);
-    expect(b.store.callsOf('queue.acquire')).toHaveLength(attempts);
-    expect(late.value).toBeNull();
-  });
-
-  it("the first release in the head's window wakes the head, which takes the lock when nobody comes back for it", async () => {
-    const a = client('a');
-    const b = client('b');
-    const first = await take(a);
-    const head = b.acquire(b.lock, 'x', 1);
-    await tick(1);
-    const start = now();
-    a.release(first);
-    await tick();
-    // Taken well within the window: the lock does not idle until the window ends.
-    expect(held(head).token).toBe(minted());
-    expect(now() - start).toBeLessThan(BARGING_WINDOW);
-    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toEqual([]);
-  });
-
-  // The window spares a wake-up of another process: a head of the releaser's own client,
-  // or of another client in its process, has none to spare.
+describe('arrival order: the lock and the fair lock', () => {
+  // The lock's barging window is 0 (lib/primitives/lock/plain.ts): it is the fair lock
+  // in Redis, and a newcomer never takes a free lock ahead of the queue.
   it.each([
-    ['is a wait of the releasing client (no barging within a client)', false],
-    ['waits in the releasing process (no barging within a process)', true],
-  ])("within the head's window, a release grants the head when it %s", async (_, otherClient) => {
-    const a = client('a', { pid: 7 });
-    const waiter = otherClient ? client('b', { pid: 7 }) : a;
-    const first = await take(a, 1);
-    const waiting = waiter.acquire(waiter.lock, 'x', 2);
-    await tick(1);
-    a.release(first);
-    // The releasing client's next call, right behind its release: it does not pass the head.
-    const again = a.acquire(a.lock, 'x', 3, { waitTime: 0 });
-    await tick();
-    expect(held(waiting).owner).toBe(waiter.owner(2));
-    expect(again.value).toBeNull();
-    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
-  });
-
-  it('the fair lock (window 0) grants in arrival order, and a newcomer never finds it free', async () => {
+    ['the lock', 'lock'],
+    ['the fair lock', 'fair'],
+  ] as const)('%s grants in arrival order, and a newcomer never finds it free', async (_, kind) => {
+    const primitive = (c: TestClient) => (kind === 'lock' ? c.lock : c.fair!);
     const a = client('a');
     const waiters = ['b', 'c', 'd'].map((id) => client(id));
-    let hold = await take(a, 1, a.fair);
+    let hold = await take(a, 1, primitive(a));
     const waits: Tracked<Hold | null>[] = [];
     for (const w of waiters) {
-      waits.push(w.acquire(w.fair!, 'x', 1));
+      waits.push(w.acquire(primitive(w), 'x', 1));
       await tick(1);
     }
     expect(redis.list(XQ.queue)).toEqual(waiters.map((w) => w.owner(1)));
@@ -624,8 +563,8 @@ describe('the barging window and the fair lock', () => {
     let holder = a;
     for (let i = 0; i < waiters.length; i++) {
       holder.release(hold);
-      // Right behind the release, inside what would be a lock's barging window.
-      const newcomer = e.acquire(e.fair!, 'x', 1, { waitTime: 0 });
+      // Right behind the release.
+      const newcomer = e.acquire(primitive(e), 'x', 1, { waitTime: 0 });
       await tick();
       expect(newcomer.value).toBeNull();
       const next = waits.find((w) => w.state === 'resolved' && !order.includes(w.value!.owner));
@@ -636,6 +575,21 @@ describe('the barging window and the fair lock', () => {
       await tick(1);
     }
     expect(order).toEqual(waiters.map((w) => w.owner(1)));
+    // One message per hand-off: the grant, to the head's client alone.
+    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(waiters.length);
+  });
+
+  it("a release right behind which its own client asks again still grants the head", async () => {
+    const a = client('a');
+    const first = await take(a, 1);
+    const waiting = a.acquire(a.lock, 'x', 2);
+    await tick(1);
+    a.release(first);
+    const again = a.acquire(a.lock, 'x', 3, { waitTime: 0 });
+    await tick();
+    expect(held(waiting).owner).toBe(a.owner(2));
+    expect(again.value).toBeNull();
+    expect(redis.published.filter((m) => isGrant(m.channel, m.message))).toHaveLength(1);
   });
 });
 

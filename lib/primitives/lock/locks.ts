@@ -1,5 +1,5 @@
 import { fairLock } from './fair.js';
-import { BARGING_WINDOW, reentrantLock } from './plain.js';
+import { reentrantLock } from './plain.js';
 import { MasterQueue } from './queue.js';
 import type { Primitive, Topology } from '../primitive.js';
 
@@ -20,8 +20,8 @@ export function locks({ store, master, heartbeat }: Topology): Locks {
   const queue = master && new MasterQueue(master);
   const fair = queue && fairLock(queue, heartbeat);
   return {
-    lock: reentrantLock(store, queue, heartbeat, 'lock', BARGING_WINDOW),
-    multi: reentrantLock(store, queue, heartbeat, 'multi', BARGING_WINDOW),
+    lock: reentrantLock(store, queue, heartbeat, 'lock'),
+    multi: reentrantLock(store, queue, heartbeat, 'multi'),
     fair: () => fair ?? fairLock(undefined, heartbeat),
   };
 }

@@ -1,13 +1,11 @@
 -- The lock and the fair lock: drop one level of ARGV[1]'s hold; at zero delete the lock
--- and grant it to the queue's head (or wake that head only), unless the head's barging
--- window still runs (see _queue.lua).
+-- and grant it to the queue's head (or wake that head only; see _queue.lua).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] fencing counter,
 -- KEYS[5] tickets.
 -- ARGV[1] owner, then what the caller leaves off at its default: ARGV[2] levels the
--- client holds before this release (absent: 1, the last), ARGV[3] barging window ms
--- (absent: 0), ARGV[4] key retention ms (absent: RETENTION), ARGV[5] 'spublish' to
--- publish sharded (absent or 'publish'), ARGV[6] '0' to wake the head rather than grant
--- it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
+-- client holds before this release (absent: 1, the last), ARGV[3] key retention ms
+-- (absent: RETENTION), ARGV[4] 'spublish' to publish sharded (absent or 'publish'),
+-- ARGV[5] '0' to wake the head rather than grant it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
 -- Returns {0} not held, {1, count} still held, {2} released, {2, grant} released and
 -- granted to the head (grant: its message).
 local owner = ARGV[1]
@@ -28,8 +26,7 @@ if queued == 0 then return {2} end
 -- @preludes: the queue's (_queue.lua), to grant the head.
 
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], fence = KEYS[4], tickets = KEYS[5],
-  channel = KEYS[1] .. ':next', how = ARGV[5] or 'publish', retention = tonumber(ARGV[4]) or RETENTION,
-  window = windowOf(ARGV[3])}
+  channel = KEYS[1] .. ':next', how = ARGV[4] or 'publish', retention = tonumber(ARGV[3]) or RETENTION}
 if queued == 1 and redis.call('exists', q.queue) == 0 then
   redis.call('del', q.tickets)
   return {2}
@@ -42,9 +39,4 @@ if not head then
   redis.call('del', q.queue, q.deadlines, q.tickets)
   return {2}
 end
-if bargeOpen(q, now, owner, head) then
-  -- The lock stays free for whoever asks first; the head hears of it once per tenure.
-  if redis.call('hsetnx', q.tickets, '#woken', 1) == 1 then wakeOwner(q.channel, head, q.how) end
-  return {2}
-end
-return {2, grantHead(q, head, now, ARGV[6] ~= '0')}
+return {2, grantHead(q, head, now, ARGV[5] ~= '0')}

@@ -15,7 +15,7 @@ const now = () => performance.now();
 
 /**
  * The lock's and the fair lock's calls in Redis with their waiting queue (one master or
- * a Cluster; scripts/_queue.lua). `window`: the barging window in ms (0: the fair lock).
+ * a Cluster; scripts/_queue.lua).
  * The engine's unit specs put an in-memory one in its place.
  */
 export interface Queue {
@@ -24,10 +24,10 @@ export interface Queue {
    * queue when not granted; a release may then grant the lock to that wait directly
    * (its message on the client's channel). undefined: one attempt, never queued.
    */
-  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult>;
-  release(keys: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult>;
+  acquire(keys: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult>;
+  release(keys: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult>;
   /** The wait `wait` gives up: owner leaves the queue, and a grant made to that wait and never claimed is given back. */
-  leave(keys: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void>;
+  leave(keys: LockKeys, owner: string, timeout: number, wait: string): Promise<void>;
   /** Deletes the lock whoever holds it (as the store's forceUnlock), and wakes its queue to ask again. */
   forceUnlock(keys: LockKeys, timeout: number): Promise<boolean>;
   /** What inspect() reads: the store's, with the queue's length. */
@@ -45,35 +45,35 @@ export interface Queue {
    * share one (else undefined); a name with waiters goes on to release() (which grants
    * its head) once that call has answered. One result per name, as release() answers.
    */
-  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number, window: number): Promise<ReleaseResult>[] | undefined;
+  releaseAll?(keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined;
 }
 
 /**
  * The waiting queue in Redis of the lock and the fair lock on one master or a Cluster
  * (queue-*.lua over the shared prelude _queue.lua): an attempt that is refused joins
- * it, a release grants the head in the same script (after the barging window:
- * plain.ts), a leave gives back a grant not taken up. One per client (locks.ts): the
+ * it, a release grants the head in the same script, a leave gives back a grant not
+ * taken up. One per client (locks.ts): the
  * lock, the fair lock and a multi-lock's names share the lock hash, so one
  * ExactlyOnce orders an owner's calls on it whichever handle made them.
  */
 export class MasterQueue implements Queue {
-  /** Each call applied once whatever the connection does; a grant goes back through release() (window 0: the head is granted next). */
+  /** Each call applied once whatever the connection does; a grant goes back through release() (the head is granted next). */
   private readonly once: ExactlyOnce;
 
   constructor(private readonly master: MasterPort) {
     this.once = master.exactlyOnce(this.giveBack);
   }
 
-  private readonly giveBack = (k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> => this.release(k, owner, timeout, levels, 0).catch(() => undefined);
+  private readonly giveBack = (k: LockKeys, owner: string, timeout: number, levels: number): Promise<unknown> => this.release(k, owner, timeout, levels).catch(() => undefined);
 
-  acquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, window: number, timeout: number, held: number): Promise<AcquireResult> {
+  acquire(k: LockKeys, owner: string, lease: number, heartbeat: number, wait: string | undefined, timeout: number, held: number): Promise<AcquireResult> {
     const { connection, sync } = this.master;
     const once = this.once;
     let sentAt = 0;
     const q = queueKeys(k.key);
     const keys = [k.key, k.fence, q.queue, q.deadlines, q.tickets];
     // With syncReplicas the head is woken to ask: its grant must be followed by WAIT, which only its own call can send.
-    const args = queueAcquireArgs(owner, lease, wait ?? '', window, heartbeat, this.master.keyRetention, this.master.publish, !sync);
+    const args = queueAcquireArgs(owner, lease, wait ?? '', heartbeat, this.master.keyRetention, this.master.publish, !sync);
     const send = () => {
       sentAt = now();
       return sync ? sync.acquire(queueAcquire, keys, args, k, owner, held, timeout, this.giveBack) : queueAcquire.run(connection, keys, args);
@@ -81,16 +81,16 @@ export class MasterQueue implements Queue {
     return once.grant(k, owner, held, timeout + (sync?.timeout ?? 0), send, (reply) => granted(reply, sentAt, lease));
   }
 
-  release(k: LockKeys, owner: string, timeout: number, held: number, window: number): Promise<ReleaseResult> {
+  release(k: LockKeys, owner: string, timeout: number, held: number): Promise<ReleaseResult> {
     const { connection, sync } = this.master;
     const q = queueKeys(k.key);
-    const call = queueRelease.run(connection, [k.key, q.queue, q.deadlines, k.fence, q.tickets], queueReleaseArgs(owner, held, window, this.master.keyRetention, this.master.publish, !sync));
+    const call = queueRelease.run(connection, [k.key, q.queue, q.deadlines, k.fence, q.tickets], queueReleaseArgs(owner, held, this.master.keyRetention, this.master.publish, !sync));
     return this.once.release(k, owner, held, timeout, call, identity);
   }
 
-  leave(k: LockKeys, owner: string, timeout: number, wait: string, window: number): Promise<void> {
+  leave(k: LockKeys, owner: string, timeout: number, wait: string): Promise<void> {
     const q = queueKeys(k.key);
-    return withTimeout(queueLeave.run(this.master.connection, [k.key, q.queue, q.deadlines, q.tickets], [owner, wait, window, this.master.publish]), timeout, 'leave the queue of', k.name);
+    return withTimeout(queueLeave.run(this.master.connection, [k.key, q.queue, q.deadlines, q.tickets], [owner, wait, this.master.publish]), timeout, 'leave the queue of', k.name);
   }
 
   forceUnlock(k: LockKeys, timeout: number): Promise<boolean> {
@@ -137,7 +137,7 @@ export class MasterQueue implements Queue {
   }
 
   /** The last level of each name in one call (multi-release.lua); a name with waiters then goes through release(). */
-  releaseAll(keys: readonly LockKeys[], owner: string, timeout: number, window: number): Promise<ReleaseResult>[] | undefined {
+  releaseAll(keys: readonly LockKeys[], owner: string, timeout: number): Promise<ReleaseResult>[] | undefined {
     const { connection } = this.master;
     const once = this.once;
     if (!this.oneCall(keys)) return undefined;
@@ -155,7 +155,7 @@ export class MasterQueue implements Queue {
         owner,
         1,
         timeout,
-        call.then((done): ReleaseReply | Promise<ReleaseReply> => (done[i] === 'queued' ? this.release(k, owner, timeout, 1, window) : done[i] === 'released' ? RELEASED : NOT_HELD)),
+        call.then((done): ReleaseReply | Promise<ReleaseReply> => (done[i] === 'queued' ? this.release(k, owner, timeout, 1) : done[i] === 'released' ? RELEASED : NOT_HELD)),
         identity,
       ),
     );
@@ -170,6 +170,6 @@ export class MasterQueue implements Queue {
 }
 
 /** multi-take.lua took nothing (details of a refusal are not needed: the names are then taken one at a time). */
-const REFUSED: AcquireReply = Object.freeze({ granted: false, pttl: -1, counter: 0, head: false, windowLeft: 0 });
+const REFUSED: AcquireReply = Object.freeze({ granted: false, pttl: -1, counter: 0, head: false });
 const RELEASED: ReleaseReply = Object.freeze({ kind: 'released' });
 const NOT_HELD: ReleaseReply = Object.freeze({ kind: 'notHeld' });

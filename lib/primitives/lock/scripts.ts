@@ -10,7 +10,7 @@ import * as sources from './sources.js';
 export const queueAcquire = new Script<(string | number)[], AcquireReply>('queue-acquire', sources.queueAcquire, (raw) => {
   const r = raw as number[];
   if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
-  return { granted: false, pttl: Number(r[1]), head: r[2] === 1, counter: Number(r[3] ?? 0), windowLeft: Number(r[4] ?? 0) };
+  return { granted: false, pttl: Number(r[1]), head: r[2] === 1, counter: Number(r[3] ?? 0) };
 });
 
 /** A waiter's heartbeat lease the queue scripts use when the call leaves it off (HEARTBEAT in _queue.lua). */
@@ -18,12 +18,12 @@ export const SCRIPT_HEARTBEAT = luaConstant(sources.queueAcquire, 'HEARTBEAT');
 
 /**
  * queue-acquire.lua's ARGV with trailing defaults left off (each argument costs the
- * client; an uncontended lock() of the plain lock sends four). `wait`: the wait's id, ''
- * for one attempt; `grants`: false to have the head woken rather than granted.
+ * client; an uncontended lock() sends two). `wait`: the wait's id, '' for one
+ * attempt; `grants`: false to have the head woken rather than granted.
  */
-export function queueAcquireArgs(owner: string, lease: number, wait: string, window: number, heartbeat: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
-  const args: (string | number)[] = [owner, lease, wait, window, heartbeat, retention, publish, grants ? '1' : '0'];
-  const defaults: (string | number)[] = ['', '', 0, SCRIPT_HEARTBEAT, SCRIPT_RETENTION, 'publish', '1'];
+export function queueAcquireArgs(owner: string, lease: number, wait: string, heartbeat: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
+  const args: (string | number)[] = [owner, lease, wait, heartbeat, retention, publish, grants ? '1' : '0'];
+  const defaults: (string | number)[] = ['', '', SCRIPT_HEARTBEAT, SCRIPT_RETENTION, 'publish', '1'];
   let n = args.length;
   while (n > 2 && args[n - 1] === defaults[n - 2]) n -= 1;
   return n === args.length ? args : args.slice(0, n);
@@ -36,13 +36,13 @@ export const queueRelease = new Script<(string | number)[], ReleaseReply>('queue
 });
 
 /** queue-release.lua's ARGV with trailing defaults left off (see queueAcquireArgs). */
-export function queueReleaseArgs(owner: string, held: number, window: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
-  const args: (string | number)[] = [owner, held, window, retention, publish, grants ? '1' : '0'];
-  const defaults: (string | number)[] = [1, 0, SCRIPT_RETENTION, 'publish', '1'];
+export function queueReleaseArgs(owner: string, held: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
+  const args: (string | number)[] = [owner, held, retention, publish, grants ? '1' : '0'];
+  const defaults: (string | number)[] = [1, SCRIPT_RETENTION, 'publish', '1'];
   let n = args.length;
   while (n > 1 && args[n - 1] === defaults[n - 2]) n -= 1;
   return n === args.length ? args : args.slice(0, n);
 }
 
-/** queue-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, wait id, barging window, publish verb. */
-export const queueLeave = new Script<[owner: string, wait: string, window: number, publish: PublishVerb], void>('queue-leave', sources.queueLeave, () => undefined);
+/** queue-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, wait id, publish verb. */
+export const queueLeave = new Script<[owner: string, wait: string, publish: PublishVerb], void>('queue-leave', sources.queueLeave, () => undefined);

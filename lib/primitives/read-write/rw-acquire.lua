@@ -43,7 +43,7 @@ end
 local function held(token)
   if redis.call('zscore', q.deadlines, owner) then
     redis.call('hdel', q.tickets, owner)
-    dequeue(q, owner, now)
+    dequeue(q, owner)
   end
   if dropped then rwGrant(q, now) end
   return {1, token}

@@ -9,7 +9,7 @@ local q = {W = KEYS[1], R = KEYS[2], E = KEYS[3], fence = KEYS[4], queue = KEYS[
 local owner, mode = ARGV[1], ARGV[2]
 local now = clock()
 local hash = mode == 'r' and q.R or q.W
-leave(q, owner, ARGV[3], now, function()
+leave(q, owner, ARGV[3], function()
   -- The grant's level (another wait of this owner may hold more).
   if redis.call('hexists', hash, owner) == 1 and redis.call('hincrby', hash, owner, -1) <= 0 then rwDrop(q, mode, owner, now) end
 end)

@@ -19,7 +19,7 @@ export const acquire = new Script<
 >('rw-acquire', sources.rwAcquire, (raw) => {
   const r = raw as number[];
   if (r[0] === 1) return r[2] === undefined ? { granted: true, token: Number(r[1]) } : { granted: true, token: Number(r[1]), pttl: Number(r[2]) };
-  return { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1, windowLeft: 0 };
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[3] ?? 0), head: r[2] === 1 };
 });
 
 /** rw-release.lua: KEYS as rw-acquire's; ARGV owner, side, levels held, read channel, write channel, publish verb, key retention. */

@@ -54,7 +54,7 @@ if s.used + want <= limit then
     semHold(q, s, id, want, lease, now)
     if redis.call('zscore', q.deadlines, id) then
       redis.call('hdel', q.tickets, id)
-      dequeue(q, id, now)
+      dequeue(q, id)
     end
     -- Waiters behind fit or not as before (its permits moved from queued to held), unless
     -- expired permits or dead waiters were dropped just now.

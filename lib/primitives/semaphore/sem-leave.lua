@@ -5,7 +5,7 @@ local q = {sem = KEYS[1], expiry = KEYS[2], queue = KEYS[3], deadlines = KEYS[4]
 local id = ARGV[1]
 local s, v = semRead(q, id)
 local now = clock()
-leave(q, id, ARGV[2], now, function() semDrop(q, s, id, v) end)
+leave(q, id, ARGV[2], function() semDrop(q, s, id, v) end)
 semPrune(q, s, now)
 semGrant(q, s, now)
 return 1

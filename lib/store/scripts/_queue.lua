@@ -1,26 +1,16 @@
 -- Shared prelude: the waiting queue of a lock name, one design for the lock and the fair
--- lock (the fair lock is the lock with no barging window). Its keys share the name's
--- hash tag:
+-- lock. Its keys share the name's hash tag:
 --   queue      list of waiting owners in arrival order, the head first;
 --   deadlines  sorted set owner -> heartbeat deadline (server ms): every attempt of a
 --              wait moves it, so a waiter whose process died is pruned, a live one never;
 --   tickets    hash owner -> its wait's ticket 'wait lease at' (the client's id of the
 --              wait, the lease it asks for, server ms of its last attempt), replaced by
---              the grant a release made it, 'g wait token', until it takes it up;
---              '#head' -> when the head began heading the queue (server ms), and
---              '#woken' while a release in the head's window has woken it.
+--              the grant a release made it, 'g wait token', until it takes it up.
 -- A release grants the free lock to the head in the same script (grantHead) and tells
--- that owner alone, unless the head has headed the queue for less than the barging
--- window (q.window ms) and waits in another process than the releasing owner: then the
--- lock is left free and whoever asks first (from another process than the head's) takes
--- it. The first such release of a tenure wakes the head (it takes the lock if nobody came
--- back for it); refused, the head asks again when its window ends (its refusal says
--- when), and after that a release grants it. At most one wake-up per tenure: a process
--- that re-locks at once keeps going without a message per section. The server's clock is
--- the only clock: hosts with skewed clocks neither evict live waiters nor keep dead ones.
--- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention, window}.
--- Without a window (q.window nil: the fair lock, the semaphore, the read-write lock) no
--- newcomer passes the head, so the queue keeps no tenure ('#head', '#woken').
+-- that owner alone; no newcomer passes the head (the barging window is 0). The server's
+-- clock is the only clock: hosts with skewed clocks neither evict live waiters nor keep
+-- dead ones.
+-- `q` is {lock, fence, queue, deadlines, tickets, channel, how, retention}.
 -- The semaphore's queue: _semaphore.lua.
 
 -- A waiter's heartbeat lease when the call leaves it off: the client's default
@@ -33,23 +23,12 @@ local function clock()
   return tonumber(t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 end
 
--- The barging window (ms) a script's argument asks for: nil for none (absent or 0).
-local function windowOf(arg)
-  local window = tonumber(arg) or 0
-  if window > 0 then return window end
-  return nil
-end
-
--- The head's tenure starts `now` (a queue with a barging window). With the lock free,
--- the head is woken to take it. `head`: the queue's head when the caller has just read
--- it; `locked`: the caller has just given the lock to someone (no need to ask).
-local function newHead(q, now, head, locked)
+-- A new head: with the lock free, it is woken to take it. `head`: the queue's head when
+-- the caller has just read it; `locked`: the caller has just given the lock to someone
+-- (no need to ask).
+local function newHead(q, head, locked)
   head = head or redis.call('lindex', q.queue, 0)
   if not head then return end
-  if q.window then
-    redis.call('hset', q.tickets, '#head', now)
-    redis.call('hdel', q.tickets, '#woken')
-  end
   if not locked and q.lock and redis.call('exists', q.lock) == 0 then wakeOwner(q.channel, head, q.how) end
 end
 
@@ -64,49 +43,28 @@ local function prune(q, now)
     redis.call('zrem', q.deadlines, owner)
     redis.call('hdel', q.tickets, owner)
   end
-  if redis.call('lindex', q.queue, 0) ~= head then newHead(q, now) end
+  if redis.call('lindex', q.queue, 0) ~= head then newHead(q) end
   return #dead
 end
 
 -- `owner` leaves the queue (it holds the lock now, or gave up). The queue's keys go with
 -- its last waiter, but for grant marks in tickets, which stand while their owner holds.
 -- `head`: the queue's head when the caller has just read it; `locked`: as in newHead.
-local function dequeue(q, owner, now, head, locked)
+local function dequeue(q, owner, head, locked)
   head = head or redis.call('lindex', q.queue, 0)
   if head == owner then redis.call('lpop', q.queue) else redis.call('lrem', q.queue, 0, owner) end
   redis.call('zrem', q.deadlines, owner)
   local next = redis.call('lindex', q.queue, 0)
   if not next then
     redis.call('del', q.deadlines)
-    if q.window then redis.call('hdel', q.tickets, '#head', '#woken') end
   elseif head == owner then
-    newHead(q, now, next, locked)
+    newHead(q, next, locked)
   end
 end
 
 -- The client part of an owner id (host:pid:client:), as its channel is named.
 local function clientOf(owner)
   return string.match(owner, '^(.*:)') or owner
-end
-
--- The process part of an owner id (host:pid:).
-local function processOf(owner)
-  return string.match(owner, '^([^:]*:[^:]*:)') or owner
-end
-
--- Whether `owner` may take the free lock ahead of the head: the head has headed the
--- queue for less than the window, and waits in another process. The window spares a
--- wake-up of another process, which costs more than a section; handing the lock to a
--- head in the owner's own process costs no more than keeping it, and keeps the order.
-local function bargeOpen(q, now, owner, head)
-  return q.window and processOf(owner) ~= processOf(head)
-    and now - tonumber(redis.call('hget', q.tickets, '#head') or '0') < q.window
-end
-
--- Ms until the head's window ends (0: it has ended, or there is none).
-local function windowLeft(q, now)
-  if not q.window then return 0 end
-  return math.max(0, tonumber(redis.call('hget', q.tickets, '#head') or '0') + q.window - now)
 end
 
 -- `owner`, refused, joins the queue after `head` (nil: empty) or keeps its place, with
@@ -119,10 +77,7 @@ end
 local function enqueue(q, owner, head, ticket, heartbeat, now)
   if not redis.call('zscore', q.deadlines, owner) then
     redis.call('rpush', q.queue, owner)
-    if not head then
-      head = owner
-      if q.window then redis.call('hset', q.tickets, '#head', now) end
-    end
+    head = head or owner
   end
   redis.call('zadd', q.deadlines, now + heartbeat, owner)
   redis.call('hset', q.tickets, owner, ticket)
@@ -147,14 +102,14 @@ end
 -- `owner`'s wait `wait` gives up (timeout, abort, close) and leaves the queue at once: a
 -- grant made to it and never taken up is given back (`giveBack()` drops the level the
 -- grant made), and its ticket goes. Returns the queue's head before it left.
-local function leave(q, owner, wait, now, giveBack)
+local function leave(q, owner, wait, giveBack)
   if takeUp(q, owner, wait) then
     giveBack()
   elseif string.sub(redis.call('hget', q.tickets, owner) or '', 1, #wait + 1) == wait .. ' ' then
     redis.call('hdel', q.tickets, owner)
   end
   local head = redis.call('lindex', q.queue, 0)
-  if head == owner or redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, now, head) end
+  if head == owner or redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, head) end
   return head
 end
 
@@ -174,7 +129,7 @@ local function grantTo(q, owner, now, give, ticket, head)
   end
   local token = give(tonumber(lease))
   redis.call('hset', q.tickets, owner, 'g ' .. wait .. ' ' .. token)
-  dequeue(q, owner, now, head, true)
+  dequeue(q, owner, head, true)
   local message = owner .. ' ' .. wait .. ' ' .. token
   notify(q.channel .. ':' .. clientOf(owner), message, q.how)
   return message

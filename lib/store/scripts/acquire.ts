@@ -8,10 +8,9 @@ export type AcquireReply =
   /** pttl: the lease left of a grant made before this call (it runs from the grant, not from this call's send). */
   | { granted: true; token: number; pttl?: number }
   /**
-   * counter: the name's last token minted; head: the caller heads the queue;
-   * windowLeft: ms until the head's barging window ends (0: none runs).
+   * counter: the name's last token minted; head: the caller heads the queue.
    */
-  | { granted: false; pttl: number; counter: number; head: boolean; windowLeft: number };
+  | { granted: false; pttl: number; counter: number; head: boolean };
 
 /** A server's identity and age, as its INFO tells them. */
 export interface ServerStart {
@@ -32,7 +31,7 @@ export const acquire = new Script<[owner: string, lease: number] | [owner: strin
   const r = raw as (number | string)[];
   const start = (at: number): ServerStart | undefined => (r.length > at ? { runId: String(r[at]), uptime: Number(r[at + 1]) * 1_000 } : undefined);
   if (r[0] === 1) return { granted: true, token: Number(r[1]), met: start(2) };
-  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false, windowLeft: 0, met: start(3) };
+  return { granted: false, pttl: Number(r[1]), counter: Number(r[2] ?? 0), head: false, met: start(3) };
 });
 
 /**
@@ -51,7 +50,7 @@ export type PublishVerb = 'publish' | 'spublish';
  * in-memory store of the engine's unit specs).
  */
 export function granted(reply: AcquireReply, sentAt: number, lease: number): AcquireResult {
-  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head, windowLeft: reply.windowLeft };
+  if (!reply.granted) return { granted: false, pttl: reply.pttl, counter: reply.counter, head: reply.head };
   const left = reply.pttl === undefined || reply.pttl < 0 ? lease : reply.pttl;
   return { granted: true, token: reply.token, validUntil: heldUntil(sentAt, lease, left) };
 }

@@ -11,7 +11,7 @@ import type { Hold } from '../../../lib/engine/hold';
 import type { ClientEvents } from '../../../lib/events';
 import { HoldRegistry } from '../../../lib/engine/registry';
 import { fairLock } from '../../../lib/primitives/lock/fair';
-import { BARGING_WINDOW, reentrantLock } from '../../../lib/primitives/lock/plain';
+import { reentrantLock } from '../../../lib/primitives/lock/plain';
 import type { Primitive } from '../../../lib/primitives/primitive';
 import { NameKeys } from '../../../lib/store/name-keys';
 import { Watchdog } from '../../../lib/watchdog/watchdog';
@@ -52,7 +52,7 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
-/** The pid of the last TestClient given a process of its own. */
+/** The pid of the last TestClient (each stands for a process of its own). */
 let lastPid = 1000;
 
 export class TestClient {
@@ -60,7 +60,7 @@ export class TestClient {
   readonly store: MemoryStore;
   readonly engine: Engine;
   readonly emitter = new EventEmitter<ClientEvents>();
-  /** The lock (barging window BARGING_WINDOW): waits 'queue' with a queue, 'client' without. */
+  /** The lock: waits 'queue' with a queue, 'client' without. */
   readonly lock: Primitive;
   readonly fair: Primitive | undefined;
   readonly failures: Parameters<ClientEvents['acquireFailed']>[0][] = [];
@@ -70,16 +70,15 @@ export class TestClient {
     redis: MemoryRedis,
     /** Its part of owner ids: owners `host:<pid>:<id>:<n>`, so its channel `<key>:next:host:<pid>:<id>:`. */
     readonly id: string,
-    /** pid: the process it stands for (barging is judged by process); absent, a process of its own. */
-    options: { queue?: boolean; pid?: number } = {},
+    options: { queue?: boolean } = {},
   ) {
-    this.pid = options.pid ?? ++lastPid;
+    this.pid = ++lastPid;
     this.store = new MemoryStore(redis, options);
     const timeoutFor = (lease: number) => Math.min(1_000, Math.max(100, Math.floor(lease / 3)));
     const events = new EventHub(this.emitter);
     const watchdog = new Watchdog(this.store, { renewed: () => undefined, renewalFailed: () => undefined }, timeoutFor);
     this.engine = new Engine(this.store, watchdog, events, { watchdogTimeout: HEARTBEAT, timeoutFor }, new HoldRegistry());
-    this.lock = reentrantLock(this.store, this.store.queue, HEARTBEAT, 'lock', BARGING_WINDOW);
+    this.lock = reentrantLock(this.store, this.store.queue, HEARTBEAT, 'lock');
     this.fair = this.store.queue ? fairLock(this.store.queue, HEARTBEAT) : undefined;
     this.emitter.on('acquireFailed', (e) => this.failures.push(e));
     this.emitter.on('error', (e) => this.errors.push(e));

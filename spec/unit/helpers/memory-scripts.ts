@@ -20,7 +20,6 @@ export interface QueueContext {
   readonly tickets: string;
   /** The wake-up channel (keys.wakeChannel); each client's is this, ':', its owner prefix. */
   readonly channel: string;
-  readonly window: number;
   readonly retention: number;
 }
 
@@ -38,12 +37,6 @@ export function clientPart(owner: string): string {
 
 export function wakeOwner(r: MemoryRedis, channel: string, owner: string): number {
   return notify(r, `${channel}:${clientPart(owner)}`, owner);
-}
-
-/** The process part of an owner id, host:pid: (string.match(owner, '^([^:]*:[^:]*:)')), by which barging is judged. */
-export function processPart(owner: string): string {
-  const match = /^([^:]*:[^:]*:)/.exec(owner);
-  return match ? match[1] : owner;
 }
 
 // ---- _mint.lua ---------------------------------------------------------------------
@@ -72,13 +65,9 @@ export function mintCounted(r: MemoryRedis, fence: string, retention: number): n
 
 // ---- _queue.lua --------------------------------------------------------------------
 
-function newHead(r: MemoryRedis, q: QueueContext, now: number, known?: string, locked = false): void {
+function newHead(r: MemoryRedis, q: QueueContext, known?: string, locked = false): void {
   const head = known ?? r.lindex0(q.queue);
   if (head === undefined) return;
-  if (q.window > 0) {
-    r.hset(q.tickets, '#head', now);
-    r.hdel(q.tickets, '#woken');
-  }
   if (!locked && r.exists(q.lock) === 0) wakeOwner(r, q.channel, head);
 }
 
@@ -91,10 +80,10 @@ function prune(r: MemoryRedis, q: QueueContext, now: number): void {
     r.zrem(q.deadlines, owner);
     r.hdel(q.tickets, owner);
   }
-  if (r.lindex0(q.queue) !== head) newHead(r, q, now);
+  if (r.lindex0(q.queue) !== head) newHead(r, q);
 }
 
-function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number, known?: string, locked = false): void {
+function dequeue(r: MemoryRedis, q: QueueContext, owner: string, known?: string, locked = false): void {
   const head = known ?? r.lindex0(q.queue);
   // LPOP for the head, LREM otherwise: an owner is queued once, so both remove it alike.
   r.lrem(q.queue, owner);
@@ -102,22 +91,9 @@ function dequeue(r: MemoryRedis, q: QueueContext, owner: string, now: number, kn
   const next = r.lindex0(q.queue);
   if (next === undefined) {
     r.del(q.deadlines);
-    if (q.window > 0) {
-      r.hdel(q.tickets, '#head');
-      r.hdel(q.tickets, '#woken');
-    }
   } else if (head === owner) {
-    newHead(r, q, now, next, locked);
+    newHead(r, q, next, locked);
   }
-}
-
-function bargeOpen(r: MemoryRedis, q: QueueContext, now: number, owner: string, head: string): boolean {
-  return q.window > 0 && processPart(owner) !== processPart(head) && now - Number(r.hget(q.tickets, '#head') ?? '0') < q.window;
-}
-
-function windowLeft(r: MemoryRedis, q: QueueContext, now: number): number {
-  if (q.window <= 0) return 0;
-  return Math.max(0, Number(r.hget(q.tickets, '#head') ?? '0') + q.window - now);
 }
 
 function grantHead(r: MemoryRedis, q: QueueContext, head: string, now: number, allowed: boolean): string | undefined {
@@ -132,7 +108,7 @@ function grantHead(r: MemoryRedis, q: QueueContext, head: string, now: number, a
   r.pexpire(q.lock, lease);
   const token = mint(r, q.fence, q.retention).toFixed(0);
   r.hset(q.tickets, head, `g ${wait} ${token}`);
-  dequeue(r, q, head, now, head, true);
+  dequeue(r, q, head, head, true);
   const message = `${head} ${wait} ${token}`;
   notify(r, `${q.channel}:${clientPart(head)}`, message);
   return message;
@@ -140,7 +116,7 @@ function grantHead(r: MemoryRedis, q: QueueContext, head: string, now: number, a
 
 // ---- queue-acquire.lua -------------------------------------------------------------
 
-/** {1, token} | {1, token, pttl} (a grant taken up) | {0, pttl, isHead, counter, windowLeft}. */
+/** {1, token} | {1, token, pttl} (a grant taken up) | {0, pttl, isHead, counter}. */
 export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lease: number, heartbeat: number, wait: string, grants: boolean): number[] {
   if (r.exists(q.lock, q.queue, q.tickets) === 0) {
     r.hset(q.lock, owner, 1);
@@ -166,11 +142,11 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
 
   let head = r.lindex0(q.queue);
   if (r.exists(q.lock) === 0) {
-    if (head === undefined || head === owner || bargeOpen(r, q, now, owner, head)) {
+    if (head === undefined || head === owner) {
       r.hdel(q.tickets, owner);
       r.hset(q.lock, owner, 1);
       r.pexpire(q.lock, lease);
-      if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, now, head, true);
+      if (r.zscore(q.deadlines, owner) !== undefined) dequeue(r, q, owner, head, true);
       return [1, mint(r, q.fence, q.retention)];
     }
     grantHead(r, q, head, now, grants);
@@ -179,10 +155,7 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
   if (wait !== '') {
     if (r.zscore(q.deadlines, owner) === undefined) {
       r.rpush(q.queue, owner);
-      if (head === undefined) {
-        head = owner;
-        if (q.window > 0) r.hset(q.tickets, '#head', now);
-      }
+      head ??= owner;
     }
     r.zadd(q.deadlines, now + heartbeat, owner);
     r.hset(q.tickets, owner, `${wait} ${lease} ${now}`);
@@ -192,8 +165,7 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
     }
     if (r.pttl(q.tickets) < heartbeat * 1.5) r.pexpire(q.tickets, heartbeat * 2);
   }
-  const isHead = head === owner;
-  return [0, r.pttl(q.lock), isHead ? 1 : 0, Number(r.get(q.fence) ?? '0'), isHead ? windowLeft(r, q, now) : 0];
+  return [0, r.pttl(q.lock), head === owner ? 1 : 0, Number(r.get(q.fence) ?? '0')];
 }
 
 // ---- queue-release.lua -------------------------------------------------------------
@@ -218,14 +190,6 @@ export function queueRelease(r: MemoryRedis, q: QueueContext, owner: string, hel
     r.del(q.queue, q.deadlines, q.tickets);
     return [2];
   }
-  if (bargeOpen(r, q, now, owner, head)) {
-    // The lock stays free for whoever asks first; the head hears of it once per tenure.
-    if (r.hget(q.tickets, '#woken') === undefined) {
-      r.hset(q.tickets, '#woken', 1);
-      wakeOwner(r, q.channel, head);
-    }
-    return [2];
-  }
   const grant = grantHead(r, q, head, now, grants);
   return grant === undefined ? [2] : [2, grant];
 }
@@ -241,7 +205,7 @@ export function queueLeave(r: MemoryRedis, q: QueueContext, owner: string, wait:
     r.hdel(q.tickets, owner);
   }
   const head = r.lindex0(q.queue);
-  if (r.zscore(q.deadlines, owner) !== undefined || head === owner) dequeue(r, q, owner, r.time());
+  if (r.zscore(q.deadlines, owner) !== undefined || head === owner) dequeue(r, q, owner);
   if (r.exists(q.queue) === 0) {
     if (r.exists(q.lock) === 0) r.del(q.tickets);
   } else if (head !== owner && r.exists(q.lock) === 0) {

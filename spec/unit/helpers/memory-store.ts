@@ -75,13 +75,13 @@ export class MemoryStore implements Store, Subscriber {
     redis.attach(this);
     if (options.queue === false) return;
     this.queue = {
-      acquire: (k, owner, lease, heartbeat, wait, window, _timeout, _held) =>
+      acquire: (k, owner, lease, heartbeat, wait, _timeout, _held) =>
         this.call('queue.acquire', { owner, wait }, (sentAt) => {
-          const raw = scripts.queueAcquire(this.redis, this.context(k, window), owner, lease, heartbeat, wait ?? '', true);
+          const raw = scripts.queueAcquire(this.redis, this.context(k), owner, lease, heartbeat, wait ?? '', true);
           return acquireResult(raw, sentAt, lease);
         }),
-      release: (k, owner, _timeout, held, window) => this.call('queue.release', { owner }, () => releaseResult(scripts.queueRelease(this.redis, this.context(k, window), owner, held, true))),
-      leave: (k, owner, _timeout, wait, window) => this.call('queue.leave', { owner, wait }, () => scripts.queueLeave(this.redis, this.context(k, window), owner, wait)),
+      release: (k, owner, _timeout, held) => this.call('queue.release', { owner }, () => releaseResult(scripts.queueRelease(this.redis, this.context(k), owner, held, true))),
+      leave: (k, owner, _timeout, wait) => this.call('queue.leave', { owner, wait }, () => scripts.queueLeave(this.redis, this.context(k), owner, wait)),
       forceUnlock: (k) => this.call('forceUnlock', {}, () => scripts.forceUnlock(this.redis, k.key, queueKeys(k.key).queue, k.channel, k.wakeChannel)),
       inspect: (k) => this.call('inspect', {}, () => this.state(k, queueKeys(k.key).queue)),
     };
@@ -169,9 +169,9 @@ export class MemoryStore implements Store, Subscriber {
 
   acquire(k: LockKeys, owner: string, lease: number, _timeout: number, _held: number): Promise<AcquireResult> {
     return this.call('acquire', { owner }, (sentAt) => {
-      // acquire.lua refuses with {0, pttl, counter}: no queue, so no head and no window.
+      // acquire.lua refuses with {0, pttl, counter}: no queue, so no head.
       const raw = scripts.acquire(this.redis, k.key, k.fence, owner, lease, RETENTION);
-      return acquireResult(raw[0] === 1 ? raw : [0, raw[1], 0, raw[2], 0], sentAt, lease);
+      return acquireResult(raw[0] === 1 ? raw : [0, raw[1], 0, raw[2]], sentAt, lease);
     });
   }
 
@@ -284,15 +284,15 @@ export class MemoryStore implements Store, Subscriber {
     return new Promise((resolve) => setTimeout(() => resolve(reply(run(sentAt))), transit));
   }
 
-  private context(k: LockKeys, window: number): scripts.QueueContext {
-    return { lock: k.key, fence: k.fence, ...queueKeys(k.key), channel: k.wakeChannel, window, retention: RETENTION };
+  private context(k: LockKeys): scripts.QueueContext {
+    return { lock: k.key, fence: k.fence, ...queueKeys(k.key), channel: k.wakeChannel, retention: RETENTION };
   }
 }
 
 /** As the queue's scripts.ts decodes a reply, then granted() (lib/primitives/lock). */
 function acquireResult(raw: number[], sentAt: number, lease: number): AcquireResult {
   if (raw[0] === 1) return granted(raw[2] === undefined ? { granted: true, token: raw[1] } : { granted: true, token: raw[1], pttl: raw[2] }, sentAt, lease);
-  return granted({ granted: false, pttl: raw[1], head: raw[2] === 1, counter: raw[3] ?? 0, windowLeft: raw[4] ?? 0 }, sentAt, lease);
+  return granted({ granted: false, pttl: raw[1], head: raw[2] === 1, counter: raw[3] ?? 0 }, sentAt, lease);
 }
 
 /** As the release scripts' callers decode a reply. */
