@@ -18,6 +18,16 @@ import { append, sum } from '../stats';
 
 const PROCESSES = 4;
 
+/**
+ * The unmeasured contention before each implementation's window (Config.contWarmMs),
+ * scaled by the processes: each runs about a quarter of the sections one process runs in
+ * the single-process scenarios, so it needs four times as long to reach the same steady
+ * state. With 1 s, whichever holdfast lock ran first in a round's processes measured
+ * 15-40 % below the same code run right after it (which found the JIT warm); with 4 s,
+ * 3-10 %.
+ */
+const warmMs = (contWarmMs: number) => contWarmMs * PROCESSES;
+
 export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult> {
   const { cfg } = env;
   // Without think time the peers barge: the contract floors say in the same run how
@@ -40,10 +50,10 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
         const openAll = (key: string) => Promise.all(children.map((c) => c.request({ type: 'open', impl: impl.id, ports: [env.single.port], name: key, warmMs: cfg.warmMs }, 30_000)));
         await openAll(name);
         try {
-          // The same contention on the same key, unmeasured (see Config.contWarmMs).
+          // The same contention on the same key, unmeasured (see warmMs).
           if (cfg.contWarmMs > 0) {
             const warmStartUs = hrUs() + 150_000;
-            const warm = await Promise.all(children.map((c) => c.request({ type: 'go', startAtUs: warmStartUs, durationMs: cfg.contWarmMs, thinkMs, graceMs: cfg.graceMs }, cfg.contWarmMs + cfg.graceMs + 30_000)));
+            const warm = await Promise.all(children.map((c) => c.request({ type: 'go', startAtUs: warmStartUs, durationMs: warmMs(cfg.contWarmMs), thinkMs, graceMs: cfg.graceMs }, warmMs(cfg.contWarmMs) + cfg.graceMs + 30_000)));
             // A wait still pending after the grace would run on into the measured window:
             // every child closes its runner (ending such waits) and opens a fresh one.
             if (warm.some((r) => r.stuck > 0)) {
@@ -105,7 +115,7 @@ export async function procs4(env: Env, thinkMs: number): Promise<ScenarioResult>
     kind: 'contended',
     latency: 'wait',
     floor: 'raw',
-    params: { processes: PROCESSES, thinkMs, durationMs: cfg.procMs, contendedWarmMs: cfg.contWarmMs, rounds: cfg.rounds, freshProcessesPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS },
+    params: { processes: PROCESSES, thinkMs, durationMs: cfg.procMs, contendedWarmMs: warmMs(cfg.contWarmMs), rounds: cfg.rounds, freshProcessesPerRound: true, rawPollMs: POLL_MS, peerRetryMs: PEER_RETRY_MS },
     summaries: summarize(impls, 'raw', records, samples),
     rounds: records,
   };
