@@ -447,6 +447,19 @@ describe('queue-acquire.lua, queue-release.lua and queue-leave.lua with a grant'
     expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '2' });
   });
 
+  it('tells an attempt that finds the lock free and grants it to the head that it heads the queue itself then', async () => {
+    const lockName = name();
+    await acquire(lockName, 'h:1:a:1', '');
+    await acquire(lockName, 'h:1:b:1', 'w1');
+    // a's hold ends without a release (its lease ran out): free, with b at the head.
+    await redis.del(key(lockName));
+    const reply = await acquire(lockName, 'h:1:c:1', 'w2');
+    expect(await redis.hgetall(key(lockName))).toEqual({ 'h:1:b:1': '1' });
+    expect(await redis.lrange(`${key(lockName)}:queue`, 0, -1)).toEqual(['h:1:c:1']);
+    // The head sleeps at most until the holder's lease ends; any other waiter a third of its heartbeat.
+    expect(reply).toEqual([0, expect.any(Number), 1, Number(await redis.get(`${key(lockName)}:fence`))]);
+  });
+
   it("gives back only the level a wait's unread grant made, when that wait leaves", async () => {
     const lockName = name();
     await grantFirst(lockName, [

@@ -4,7 +4,7 @@
 -- KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] queue, KEYS[4] deadlines,
 -- KEYS[5] tickets.
 -- ARGV[1] owner, ARGV[2] lease ms, then what the caller leaves off at its default (each
--- argument costs the client; an uncontended lock() sends the first four): ARGV[3] the
+-- argument costs the client; an uncontended lock() sends the first two): ARGV[3] the
 -- wait's id ('' or absent: one attempt, never joins), ARGV[4] heartbeat lease ms (a
 -- waiter's place lives that long after its last attempt; absent: HEARTBEAT), ARGV[5] key
 -- retention ms (the counter's TTL; absent: RETENTION), ARGV[6] 'spublish' to publish
@@ -72,9 +72,12 @@ if pttl == -2 then
     if redis.call('zscore', q.deadlines, owner) then dequeue(q, owner, head, true) end
     return {1, mint(q.fence, q.retention)}
   end
-  -- Free, and someone else heads the queue: the lock is the head's.
+  -- Free, and someone else heads the queue: the lock is the head's. Granted, it leaves
+  -- the queue, whose new head may be the caller (its refusal says so: a head asks again
+  -- when the holder's lease ends).
   grantHead(q, head, now, ARGV[7] ~= '0')
   pttl = redis.call('pttl', q.lock)
+  head = redis.call('lindex', q.queue, 0)
 end
 
 if wait ~= '' then head = enqueue(q, owner, head, wait .. ' ' .. lease .. ' ' .. now, heartbeat, now) end

@@ -150,6 +150,7 @@ export function queueAcquire(r: MemoryRedis, q: QueueContext, owner: string, lea
       return [1, mint(r, q.fence, q.retention)];
     }
     grantHead(r, q, head, now, grants);
+    head = r.lindex0(q.queue);
   }
 
   if (wait !== '') {
