@@ -150,9 +150,10 @@ export class LockClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * A handle on a fair lock: the same API as getLock, but granted strictly in request
-   * order across processes (a queue in Redis). One master or a Cluster; not quorum mode.
-   * Don't use one name both as a fair and a plain lock.
+   * A handle on a fair lock: the same API as getLock, granted strictly in request order
+   * across processes (a queue in Redis). On one master or a Cluster getLock waits in the
+   * same queue with no barging, so one name may be taken through either; the fair lock
+   * refuses quorum mode, where getLock waits in its clients.
    *
    * @param name 1 to 1024 characters.
    * @throws {@link LockError} when the client is closed, or is in quorum mode (no queue there).
