@@ -21,8 +21,9 @@ export function backoff(failures: number): number {
 /**
  * How long a refused wait sleeps unless a message wakes it. The head of a queue asks
  * when the holder's lease runs out (no release will come); every waiter in a queue asks
- * at least every third of its heartbeat lease, which keeps its place. A wait in its client asks when the
- * holder's lease runs out. pttl -1: held without expiry. `heartbeat`: the queue entry's lease.
+ * at least every third of its heartbeat lease, which keeps its place. A wait in its
+ * client asks when the holder's lease runs out. pttl -1: held without expiry.
+ * `heartbeat`: the queue entry's lease.
  */
 export function refusedSleep(result: Refused, queued: boolean, heartbeat: number): number {
   const ttl = result.pttl === -1 ? Infinity : Math.max(0, result.pttl);

@@ -6,9 +6,9 @@ import type { Queue } from './queue.js';
  * The reentrant lock (getLock; kind 'multi' for one name of a multi-lock, so that events
  * and metrics tell those holds apart): a hash owner -> levels. On one master or a
  * Cluster its waiters queue in Redis (`queue`), and a release grants the head: its
- * barging window is 0, measured against windows of 2 to 15 ms (docs/guides/performance.md), so
- * in Redis it is the fair lock. In quorum mode (no queue) they wait in their client for
- * the 'released' message.
+ * barging window is 0, measured against windows of 2 to 15 ms
+ * (docs/guides/performance.md), so in Redis it is the fair lock. In quorum mode (no
+ * queue) they wait in their client for the 'released' message.
  */
 export function reentrantLock(store: Store, queue: Queue | undefined, heartbeat: number, kind: PrimitiveKind): Primitive {
   if (!queue) {

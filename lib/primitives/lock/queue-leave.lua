@@ -2,7 +2,8 @@
 -- queue at once. A grant made to its wait that it never took up is given back; if the
 -- lock is free then, the head is told (see _queue.lua).
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] tickets.
--- ARGV[1] owner, ARGV[2] the wait's id, ARGV[3] 'publish' or 'spublish'. The wake-up channel is KEYS[1]..':next'.
+-- ARGV[1] owner, ARGV[2] the wait's id, ARGV[3] 'publish' or 'spublish'. The wake-up
+-- channel is KEYS[1]..':next'.
 local q = {lock = KEYS[1], queue = KEYS[2], deadlines = KEYS[3], tickets = KEYS[4],
   channel = KEYS[1] .. ':next', how = ARGV[3]}
 local owner = ARGV[1]

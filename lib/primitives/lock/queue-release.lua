@@ -5,7 +5,8 @@
 -- ARGV[1] owner, then what the caller leaves off at its default: ARGV[2] levels the
 -- client holds before this release (absent: 1, the last), ARGV[3] key retention ms
 -- (absent: RETENTION), ARGV[4] 'spublish' to publish sharded (absent or 'publish'),
--- ARGV[5] '0' to wake the head rather than grant it (syncReplicas; absent: '1'). The wake-up channel is KEYS[1]..':next'.
+-- ARGV[5] '0' to wake the head rather than grant it (syncReplicas; absent: '1'). The
+-- wake-up channel is KEYS[1]..':next'.
 -- Returns {0} not held, {1, count} still held, {2} released, {2, grant} released and
 -- granted to the head (grant: its message).
 local owner = ARGV[1]

@@ -52,9 +52,9 @@ export interface Queue {
  * The waiting queue in Redis of the lock and the fair lock on one master or a Cluster
  * (queue-*.lua over the shared prelude _queue.lua): an attempt that is refused joins
  * it, a release grants the head in the same script, a leave gives back a grant not
- * taken up. One per client (locks.ts): the
- * lock, the fair lock and a multi-lock's names share the lock hash, so one
- * ExactlyOnce orders an owner's calls on it whichever handle made them.
+ * taken up. One per client (locks.ts): the lock, the fair lock and a multi-lock's names
+ * share the lock hash, so one ExactlyOnce orders an owner's calls on it whichever handle
+ * made them.
  */
 export class MasterQueue implements Queue {
   /** Each call applied once whatever the connection does; a grant goes back through release() (the head is granted next). */

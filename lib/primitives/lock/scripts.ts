@@ -22,10 +22,16 @@ export const SCRIPT_HEARTBEAT = luaConstant(sources.queueAcquire, 'HEARTBEAT');
  * attempt; `grants`: false to have the head woken rather than granted.
  */
 export function queueAcquireArgs(owner: string, lease: number, wait: string, heartbeat: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
-  const args: (string | number)[] = [owner, lease, wait, heartbeat, retention, publish, grants ? '1' : '0'];
-  const defaults: (string | number)[] = ['', '', SCRIPT_HEARTBEAT, SCRIPT_RETENTION, 'publish', '1'];
+  return withoutDefaults([owner, lease, wait, heartbeat, retention, publish, grants ? '1' : '0'], [undefined, undefined, '', SCRIPT_HEARTBEAT, SCRIPT_RETENTION, 'publish', '1']);
+}
+
+/**
+ * `args` without its trailing arguments that equal the script's defaults (`defaults[i]`
+ * for `args[i]`; undefined: always sent).
+ */
+function withoutDefaults(args: (string | number)[], defaults: readonly (string | number | undefined)[]): (string | number)[] {
   let n = args.length;
-  while (n > 2 && args[n - 1] === defaults[n - 2]) n -= 1;
+  while (n > 0 && defaults[n - 1] !== undefined && args[n - 1] === defaults[n - 1]) n -= 1;
   return n === args.length ? args : args.slice(0, n);
 }
 
@@ -37,11 +43,7 @@ export const queueRelease = new Script<(string | number)[], ReleaseReply>('queue
 
 /** queue-release.lua's ARGV with trailing defaults left off (see queueAcquireArgs). */
 export function queueReleaseArgs(owner: string, held: number, retention: number, publish: PublishVerb, grants: boolean): (string | number)[] {
-  const args: (string | number)[] = [owner, held, retention, publish, grants ? '1' : '0'];
-  const defaults: (string | number)[] = [1, SCRIPT_RETENTION, 'publish', '1'];
-  let n = args.length;
-  while (n > 1 && args[n - 1] === defaults[n - 2]) n -= 1;
-  return n === args.length ? args : args.slice(0, n);
+  return withoutDefaults([owner, held, retention, publish, grants ? '1' : '0'], [undefined, 1, SCRIPT_RETENTION, 'publish', '1']);
 }
 
 /** queue-leave.lua: KEYS lock, queue, deadlines, tickets; ARGV owner, wait id, publish verb. */
