@@ -1,5 +1,6 @@
 import RedisMock from 'ioredis-mock';
 import { LockClient, LockError, type LostEvent } from '../lib';
+import { IoredisMockClient } from '../lib/store/client/ioredis-mock';
 import { nextEvent, waitFor, withTimeout } from './helpers/wait';
 
 // holdfast on ioredis-mock, as users run it in their unit tests: no redis-server, the
@@ -176,6 +177,27 @@ describe('holdfast on ioredis-mock', () => {
       expect(await b.getLock('scoped').tryLock()).toBe(false);
     }
     expect(await lock.isLocked()).toBe(false);
+  });
+
+  it("the scripts' clock (TIME) is the clock the mock expires keys by, and a script's ARGV is the call's", async () => {
+    // A queue's deadlines, a semaphore's permits and the read holds are dated by the
+    // scripts' clock, the lock hash's lease by the mock's expiry (Date.now()): the two
+    // must agree, or a permit ends up to a second before (or after) its lease. Sampled
+    // over 1.2 s: the mock's own TIME jumps by a second twice within any second.
+    const mock = new RedisMock({ port: ++port });
+    mocks.push(mock);
+    const scripts = new IoredisMockClient(mock as never);
+    const apart: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = Date.now();
+      const [s, us] = (await scripts.eval("return redis.call('time')", [], [])) as [string, string];
+      const after = Date.now();
+      const at = Number(s) * 1000 + Number(us) / 1000;
+      if (at < before || at > after) apart.push(at < before ? at - before : at - after);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    expect(apart).toEqual([]);
+    expect(await scripts.eval("return redis.pcall('TIME')[1] .. ' ' .. #ARGV .. ' ' .. ARGV[1] .. ARGV[2]", ['k'], ['a', 7])).toMatch(/^\d+ 2 a7$/);
   });
 
   it('syncReplicas: the mock has no WAIT, so a wait ends at once with a LockError naming it, nothing left held', async () => {

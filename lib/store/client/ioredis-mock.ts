@@ -16,10 +16,33 @@ export function isIoredisMock(value: object): boolean {
  * conversion does not expect: a table filled by assignment (`out[#out + 1] = x`) with
  * more than one element comes back as nothing. Each script runs wrapped so that its
  * reply, nested tables included, is rebuilt last index first, the order that conversion
- * reads. Redis runs the scripts as they are.
+ * reads.
+ *
+ * The wrapper also answers TIME from the process clock, which the call passes as its
+ * last argument (taken off ARGV before the script runs). The mock's own TIME puts
+ * `Math.round(ms / 1000)` beside hrtime's sub-second part, so it runs up to a second
+ * ahead of or behind the clock the mock expires keys by (Date.now()), and jumps by a
+ * second twice a second: the queue's deadlines, a semaphore's permits and the read
+ * holds, dated by the scripts' clock, would end up to a second early or late against a
+ * lease counted by the client. Redis runs the scripts as they are.
  */
-function inOrder(lua: string): string {
-  return `local function holdfastReply(v)
+function wrapped(lua: string): string {
+  return `local holdfastTime = {string.match(table.remove(ARGV), '^(%d+) (%d+)$')}
+local holdfastRedis = redis
+local function holdfastAsks(command)
+  return type(command) == 'string' and string.lower(command) == 'time'
+end
+local redis = setmetatable({
+  call = function(command, ...)
+    if holdfastAsks(command) then return {holdfastTime[1], holdfastTime[2]} end
+    return holdfastRedis.call(command, ...)
+  end,
+  pcall = function(command, ...)
+    if holdfastAsks(command) then return {holdfastTime[1], holdfastTime[2]} end
+    return holdfastRedis.pcall(command, ...)
+  end,
+}, {__index = holdfastRedis})
+local function holdfastReply(v)
   if type(v) ~= 'table' then return v end
   local r = {}
   for i = #v, 1, -1 do r[i] = holdfastReply(v[i]) end
@@ -28,6 +51,12 @@ end
 return holdfastReply((function()
 ${lua}
 end)())`;
+}
+
+/** TIME's reply, seconds and microseconds, from the clock the mock expires keys by. */
+function processTime(): string {
+  const ms = Date.now();
+  return `${Math.floor(ms / 1000)} ${(ms % 1000) * 1000}`;
 }
 
 interface Mock {
@@ -48,7 +77,7 @@ export class IoredisMockClient extends IoredisClient {
   }
 
   override eval(lua: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    return super.eval(inOrder(lua), keys, args);
+    return super.eval(wrapped(lua), keys, [...args, processTime()]);
   }
 
   /** The mock has no WAIT and throws at the call, where ioredis would reject. */
