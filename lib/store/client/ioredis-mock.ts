@@ -28,20 +28,13 @@ export function isIoredisMock(value: object): boolean {
  */
 function wrapped(lua: string): string {
   return `local holdfastTime = {string.match(table.remove(ARGV), '^(%d+) (%d+)$')}
-local holdfastRedis = redis
-local function holdfastAsks(command)
-  return type(command) == 'string' and string.lower(command) == 'time'
+local function holdfastClocked(send)
+  return function(command, ...)
+    if type(command) == 'string' and string.lower(command) == 'time' then return {holdfastTime[1], holdfastTime[2]} end
+    return send(command, ...)
+  end
 end
-local redis = setmetatable({
-  call = function(command, ...)
-    if holdfastAsks(command) then return {holdfastTime[1], holdfastTime[2]} end
-    return holdfastRedis.call(command, ...)
-  end,
-  pcall = function(command, ...)
-    if holdfastAsks(command) then return {holdfastTime[1], holdfastTime[2]} end
-    return holdfastRedis.pcall(command, ...)
-  end,
-}, {__index = holdfastRedis})
+local redis = setmetatable({call = holdfastClocked(redis.call), pcall = holdfastClocked(redis.pcall)}, {__index = redis})
 local function holdfastReply(v)
   if type(v) ~= 'table' then return v end
   local r = {}
